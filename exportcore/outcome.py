@@ -1,0 +1,230 @@
+"""The result of checking one (case, mode): plain data that round-trips through JSON.
+
+Nothing here may hold a tensor, an exported program or a frame: outcomes cross
+pytest-xdist workers and CI shards, and must not keep torch state alive.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "STATUSES",
+    "STAGES",
+    "SourceLocation",
+    "Failure",
+    "Finding",
+    "GraphStats",
+    "ExampleStats",
+    "Counterexample",
+    "Outcome",
+    "SchemaError",
+]
+
+SCHEMA_VERSION = 1
+
+#: passed: every enabled check held. failed: the model runs in eager but export or a
+#: check failed. error: the case itself is broken (eager failure, bad input).
+#: timeout / crashed: the case was stopped or its process died.
+STATUSES = ("passed", "failed", "error", "timeout", "crashed", "skipped")
+
+#: Pipeline stages in execution order; a failure names exactly one of them.
+STAGES = (
+    "input",  # validating the user's case (args, dynamic_shapes, mode)
+    "eager",  # eager reference run
+    "capture",  # torch.export.export
+    "constraints",  # constraint solving (dynamic shape violations)
+    "decompose",  # run_decompositions() to core ATen
+    "serialize",  # torch.export.save / load round trip
+    "module",  # ExportedProgram.module()
+    "run",  # calling the exported module
+    "numerics",  # outputs differ from eager
+    "training",  # gradients / buffer mutations differ from eager
+    "guards",  # accept / reject checks on concrete shapes
+    "state",  # parameter / buffer parity
+)
+
+
+class SchemaError(ValueError):
+    """Raised when a JSON document is not a valid outcome of this schema version."""
+
+
+@dataclass
+class SourceLocation:
+    file: str
+    line: int
+    function: str = ""
+    code: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass
+class Failure:
+    stage: str
+    category: str
+    exc_type: str
+    message: str  # first line, for headlines
+    detail: str = ""  # full message (torch's "Suggested fixes" included)
+    hint: str = ""  # one-line fix hint
+    source: SourceLocation | None = None  # deepest user frame outside torch
+    exportdb_case: str | None = None  # nearest ExportDB case name
+    traceback: str = ""  # torch's internal traceback, shown only on request
+
+    def headline(self) -> str:
+        """Return the one-line summary shown first in a failure report."""
+        parts = [f"[{self.stage}] {self.category}: {self.exc_type}: {self.message}"]
+        if self.source is not None:
+            parts.append(f"at {self.source}")
+        return " ".join(parts)
+
+
+@dataclass
+class Finding:
+    """Something torch let through or changed that the user should know about."""
+
+    kind: str  # e.g. "specialized", "narrowed", "dtype_accepted", "size01_accepted", "state_missing"
+    severity: str  # "warning" or "error"
+    message: str
+    input: str | None = None  # pytree path of the input concerned, e.g. "args[0]"
+
+
+@dataclass
+class GraphStats:
+    node_count: int = 0
+    op_histogram: dict[str, int] = field(default_factory=dict)
+    code: str = ""  # the exported graph module's Python code (may be truncated)
+
+
+@dataclass
+class ExampleStats:
+    tried: int = 0  # shapes drawn and run
+    discarded: int = 0  # eager itself rejected the drawn shape
+    accepted: int = 0  # in-spec shapes accepted by the exported module
+    rejected: int = 0  # out-of-spec shapes rejected by the exported module
+    note: str = ""  # e.g. "most draws discarded: the declared spec is wider than the model"
+
+
+@dataclass
+class Counterexample:
+    shapes: dict[str, list[int]]  # input pytree path -> concrete shape
+    message: str = ""
+    reproduce: str = ""  # a snippet / command that reproduces the failure
+
+
+@dataclass
+class Outcome:
+    case_id: str
+    mode: str
+    status: str = "passed"
+    failure: Failure | None = None
+    checks: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
+    graph: GraphStats | None = None
+    declared: dict[str, str] = field(default_factory=dict)  # dim name -> declared range
+    range_constraints: dict[str, str] = field(default_factory=dict)  # symbol -> exported range
+    findings: list[Finding] = field(default_factory=list)
+    examples: ExampleStats = field(default_factory=ExampleStats)
+    counterexample: Counterexample | None = None
+    notes: list[str] = field(default_factory=list)  # what was and was not checked
+    torch_version: str = ""
+    schema: int = SCHEMA_VERSION
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serializable dict of plain builtins."""
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Outcome:
+        """Rebuild an Outcome; raise SchemaError naming the field that is wrong."""
+        if not isinstance(data, dict):
+            raise SchemaError(f"outcome must be an object, got {type(data).__name__}")
+        version = data.get("schema")
+        if version != SCHEMA_VERSION:
+            raise SchemaError(f"outcome schema {version!r} is not supported (expected {SCHEMA_VERSION})")
+        try:
+            return _build(cls, data, "outcome")
+        except SchemaError:
+            raise
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise SchemaError(f"invalid outcome: {exc}") from None
+
+    @classmethod
+    def from_json(cls, text: str) -> Outcome:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise SchemaError(f"outcome is not valid JSON: {exc}") from None
+        return cls.from_dict(data)
+
+
+_NESTED: dict[str, type] = {
+    "failure": Failure,
+    "source": SourceLocation,
+    "graph": GraphStats,
+    "examples": ExampleStats,
+    "counterexample": Counterexample,
+}
+
+
+def _build(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise SchemaError(f"{where} must be an object, got {type(data).__name__}")
+    names = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = set(data) - set(names)
+    if unknown:
+        raise SchemaError(f"{where}: unknown field(s) {sorted(unknown)}")
+    kwargs: dict[str, Any] = {}
+    for name, value in data.items():
+        path = f"{where}.{name}"
+        if name in _NESTED and value is not None:
+            value = _build(_NESTED[name], value, path)
+        elif name == "findings":
+            if not isinstance(value, list):
+                raise SchemaError(f"{path} must be a list")
+            value = [_build(Finding, v, f"{path}[{i}]") for i, v in enumerate(value)]
+        kwargs[name] = value
+    missing = [
+        f.name
+        for f in names.values()
+        if f.name not in kwargs
+        and f.default is dataclasses.MISSING
+        and f.default_factory is dataclasses.MISSING  # type: ignore[misc]
+    ]
+    if missing:
+        raise SchemaError(f"{where}: missing field(s) {missing}")
+    obj = cls(**kwargs)
+    _check_types(obj, where)
+    return obj
+
+
+_SCALARS = {
+    "case_id": str, "mode": str, "status": str, "stage": str, "category": str,
+    "exc_type": str, "message": str, "detail": str, "hint": str, "traceback": str,
+    "file": str, "line": int, "function": str, "code": str, "kind": str,
+    "severity": str, "node_count": int, "tried": int, "discarded": int,
+    "accepted": int, "rejected": int, "note": str, "reproduce": str,
+    "torch_version": str, "schema": int,
+}
+
+
+def _check_types(obj: Any, where: str) -> None:
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        want = _SCALARS.get(f.name)
+        if want is not None and not (isinstance(value, want) and not isinstance(value, bool)):
+            raise SchemaError(f"{where}.{f.name} must be {want.__name__}, got {type(value).__name__}")
+    if isinstance(obj, Outcome) and obj.status not in STATUSES:
+        raise SchemaError(f"{where}.status must be one of {STATUSES}, got {obj.status!r}")
