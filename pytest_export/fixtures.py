@@ -1,0 +1,69 @@
+"""The ``export_check`` fixture: run one case in one mode from inside a test, get the Outcome back."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Callable
+
+import pytest
+
+from pytest_export.marker import ExportSpec
+from pytest_export.options import OPTIONS
+from pytest_export.runner import add_record, engine_options, error_outcome, make_record, run_engine, warn_findings
+
+if TYPE_CHECKING:
+    from exportcore.outcome import Outcome
+
+__all__ = ["export_check"]
+
+_OPTIONS = ("dynamic_shapes", "checks", "rtol", "atol", "examples", "inputs", "case_id")
+
+
+@pytest.fixture
+def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
+    """Return ``check(model, args, kwargs=None, mode="non_strict", **options) -> Outcome``.
+
+    The outcome is recorded like a marker test's (it reaches the reports and the gate),
+    with the mode passed. ``options``: dynamic_shapes, checks, rtol, atol, examples,
+    inputs, case_id (default: the test's node id). Never raises for a case that fails
+    to export: assert on the returned Outcome.
+    """
+    item = request.node
+    options = item.config.stash[OPTIONS]
+    seen: dict[tuple[str, str], int] = {}
+
+    def check(model: Any, args: tuple, kwargs: dict[str, Any] | None = None, mode: str = "non_strict",
+              **extra: Any) -> Outcome:
+        from exportcore.case import Case
+
+        unknown = sorted(set(extra) - set(_OPTIONS))
+        if unknown:
+            raise TypeError(f"export_check() got an unexpected option {unknown[0]!r}; expected {', '.join(_OPTIONS)}")
+        if mode not in options.known_modes:
+            raise ValueError(f"export_check(): unknown mode {mode!r}; known: {', '.join(options.known_modes)}")
+        if not isinstance(args, tuple):
+            raise TypeError(f"export_check(): args must be a tuple, got {type(args).__name__}")
+        start = time.perf_counter()
+        case_id = _unique(extra.pop("case_id", None) or item.nodeid, mode, seen)
+        checks = extra.pop("checks", None)
+        spec = ExportSpec(checks=tuple(checks) if checks is not None else None, examples=extra.pop("examples", None))
+        case = Case(model=model, args=args, kwargs=kwargs, **extra)
+        try:
+            run_kwargs = engine_options(item, spec, options, case_id)
+        except Exception as exc:  # noqa: BLE001
+            outcome = error_outcome(case_id, mode, type(exc).__name__, str(exc))
+        else:
+            outcome = run_engine(item, case, mode, run_kwargs)
+        item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
+        add_record(item, make_record(item.nodeid, case_id, mode, outcome.status, None, time.perf_counter() - start, outcome))
+        warn_findings(outcome)
+        return outcome
+
+    return check
+
+
+def _unique(case_id: str, mode: str, seen: dict[tuple[str, str], int]) -> str:
+    # Two calls in one test with the same mode must not collide on the gate key (case, mode).
+    n = seen.get((case_id, mode), 0) + 1
+    seen[(case_id, mode)] = n
+    return case_id if n == 1 else f"{case_id}#{n}"

@@ -1,0 +1,67 @@
+"""Hooks other plugins implement to extend pytest-export.
+
+Put implementations in a ``conftest.py`` or a plugin module. Example: add an ``aoti`` mode,
+run it yourself, and flag large graphs in every mode::
+
+    # conftest.py
+    import exportcore
+
+    def pytest_export_modes(config):
+        return ["aoti"]
+
+    def pytest_export_run(item, case, mode, options):
+        if mode != "aoti":
+            return None  # not mine: let pytest-export run it
+        outcome = exportcore.check_case(case, "non_strict", **options)
+        outcome.mode = "aoti"
+        ...  # compile with AOTInductor, set outcome.status / outcome.failure
+        return outcome
+
+    def pytest_export_outcome(item, case, outcome):
+        if outcome.graph and outcome.graph.node_count > 500:
+            outcome.notes.append("graph has more than 500 nodes")
+
+Extra modes from ``pytest_export_modes`` are valid in ``modes=``, ``expect=`` and
+``--export-modes``; a test marked without ``modes=`` runs every known mode. A mode
+that no ``pytest_export_run`` implementation claims goes to the engine, which
+reports it as an error. An extra check is a ``pytest_export_outcome`` implementation
+that sets ``outcome.status = "failed"`` and ``outcome.failure``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from exportcore.case import Case
+    from exportcore.outcome import Outcome
+
+hookspec = pytest.hookspec
+
+
+@hookspec
+def pytest_export_modes(config: pytest.Config) -> list[str]:
+    """Return extra export mode names this plugin provides (results of all plugins are joined)."""
+
+
+@hookspec(firstresult=True)
+def pytest_export_case(item: pytest.Item, case: Case, mode: str) -> Case | None:
+    """Return a replacement for the case a test returned before it is exported, or None."""
+
+
+@hookspec(firstresult=True)
+def pytest_export_run(item: pytest.Item, case: Case, mode: str, options: dict[str, Any]) -> Outcome | None:
+    """Run ``case`` in ``mode`` and return its Outcome, or None to let the engine run it.
+
+    ``options`` are the keyword arguments pytest-export would pass to ``exportcore.check_case``.
+    """
+
+
+@hookspec
+def pytest_export_outcome(item: pytest.Item, case: Case | None, outcome: Outcome) -> None:
+    """Inspect or change an Outcome in place before its verdict is decided and recorded.
+
+    ``case`` is None when the test never produced a case (it raised, or returned the wrong thing).
+    """

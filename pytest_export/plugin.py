@@ -1,0 +1,189 @@
+"""pytest-export's pytest glue: marker, mode parametrization, options, records, summary.
+
+Each hook hands off at once to a module named for its role. Importing this module
+never imports torch: torch loads only when an exportable test runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Generator
+
+import pytest
+
+from exportcore import MODES
+from exportcore.outcome import Outcome
+from pytest_export import hookspecs
+from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module's fixtures are registered
+from pytest_export.marker import MARKER, MARKER_HELP, MarkerError, parse_marker
+from pytest_export.options import OPTIONS, add_options, resolve
+from pytest_export.records import RECORDS, SELECTED, record_key, split_mode
+from pytest_export.runner import ITEM_RECORDS, ExportCheckFailed, MODE_PARAM, error_outcome, make_record, run_exportable
+from pytest_export.summary import summary_lines
+from pytest_export.xdist_support import XdistController, is_worker, publish_selected
+
+__all__ = ["export_check"]
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Register pytest-export's hookspecs (see pytest_export.hookspecs)."""
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Add the --export-* options (and the reporting options when that module exists)."""
+    group = parser.getgroup("export", "pytest-export (torch.export checks)")
+    add_options(parser, group)
+    reporting = _reporting()
+    if reporting is not None:
+        reporting.add_options(parser, group)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the marker, resolve options, set up controller-side state."""
+    config.addinivalue_line("markers", MARKER_HELP)
+    config.stash[OPTIONS] = resolve(config, _known_modes(config))
+    config.stash[RECORDS] = []
+    config.stash[SELECTED] = set()
+    if is_worker(config):
+        return
+    config.pluginmanager.register(Controller(config), "export-controller")
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(XdistController(config, config.stash[OPTIONS].known_modes), "export-xdist")
+    reporting = _reporting()
+    if reporting is not None:
+        config.pluginmanager.register(reporting.ReportingPlugin(config), "export-reporting")
+
+
+@pytest.hookimpl(trylast=True)  # after the user's parametrize, so ids read test_x[4-strict]
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize every exportable test over its export modes."""
+    marker = metafunc.definition.get_closest_marker(MARKER)
+    if marker is None:
+        return
+    options = metafunc.config.stash[OPTIONS]
+    try:
+        spec = parse_marker(marker.args, marker.kwargs, options.known_modes)
+    except MarkerError as exc:
+        pytest.fail(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER}: {exc}", pytrace=False)
+    modes = options.modes_for(spec.modes)
+    if MODE_PARAM not in metafunc.fixturenames:
+        # A test may take export_mode as an argument; otherwise make room for the parameter.
+        metafunc.fixturenames.append(MODE_PARAM)
+    metafunc.parametrize(MODE_PARAM, modes, ids=modes)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """Call an exportable test, take the case it returns, and export it in the item's mode."""
+    mode = item_mode(pyfuncitem)
+    if mode is None:
+        return None
+    marker = pyfuncitem.get_closest_marker(MARKER)
+    options = pyfuncitem.config.stash[OPTIONS]
+    spec = parse_marker(marker.args, marker.kwargs, options.known_modes)  # type: ignore[union-attr]
+    funcargs = pyfuncitem.funcargs
+    testargs = {arg: funcargs[arg] for arg in pyfuncitem._fixtureinfo.argnames}
+    result = pyfuncitem.obj(**testargs)
+    run_exportable(pyfuncitem, result, mode, spec, options)
+    return True
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)  # outermost: sees the report after xfail handling
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    """Attach the item's records to its report, so they reach the controller (also under xdist)."""
+    report = yield
+    if call.excinfo is not None and isinstance(call.excinfo.value, ExportCheckFailed):
+        crash = getattr(report.longrepr, "reprcrash", None)
+        if crash is not None:
+            crash.message = call.excinfo.value.headline  # the short summary line
+    records = item.stash.get(ITEM_RECORDS, None)
+    if records:
+        report.export_records = list(records)
+        item.stash[ITEM_RECORDS] = []
+        return report
+    mode = item_mode(item)
+    if mode is not None and call.when in ("setup", "call") and not report.passed:
+        # The test never produced a case (fixture error, exception, skip): record that, not nothing.
+        report.export_records = [_unrun_record(item, mode, call, report)]
+    return report
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Publish the (case, mode) keys selected for this run (after -k / -m deselection)."""
+    keys = set()
+    for item in session.items:
+        mode = item_mode(item)
+        if mode is not None:
+            keys.add((split_mode(item.nodeid, mode), mode))
+    if is_worker(session.config):
+        publish_selected(session.config, keys)
+    else:
+        session.config.stash[SELECTED].update(keys)
+
+
+class Controller:
+    """Hooks that only the controller (or a serial run) implements: aggregation and summary."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Collect the records a report carries."""
+        for record in getattr(report, "export_records", None) or ():
+            self.config.stash[RECORDS].append(record)
+            self.config.stash[SELECTED].add(record_key(record))
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """Print the cases x modes matrix."""
+        if self.config.get_verbosity() < -1:
+            return
+        lines = summary_lines(self.config.stash[RECORDS], self.config.stash[OPTIONS].known_modes)
+        if lines:
+            terminalreporter.write_sep("=", "export matrix")
+            for line in lines:
+                terminalreporter.write_line(line)
+
+
+def item_mode(item: pytest.Item) -> str | None:
+    """Return the export mode of an exportable test item, or None for any other item."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or MODE_PARAM not in callspec.params or item.get_closest_marker(MARKER) is None:
+        return None
+    return callspec.params[MODE_PARAM]
+
+
+def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], report: pytest.TestReport) -> dict:
+    case_id = split_mode(item.nodeid, mode)
+    if report.skipped:
+        verdict = "xfailed" if hasattr(report, "wasxfail") else "skipped"
+        reason = getattr(report, "wasxfail", "") or (call.excinfo.exconly() if call.excinfo else "")
+        outcome = Outcome(case_id=case_id, mode=mode, status="skipped", notes=[reason] if reason else [])
+    else:
+        verdict = "error"
+        exc_type = call.excinfo.typename if call.excinfo else "Error"
+        message = str(call.excinfo.value) if call.excinfo else str(report.longrepr)
+        where = "in setup" if call.when == "setup" else "before returning a case"
+        outcome = error_outcome(case_id, mode, exc_type, f"{item.nodeid} raised {where}: {message}")
+    return make_record(item.nodeid, case_id, mode, verdict, None, report.duration, outcome)
+
+
+def _known_modes(config: pytest.Config) -> tuple[str, ...]:
+    extra: list[str] = []
+    for names in config.hook.pytest_export_modes(config=config):
+        for name in names or ():
+            if not isinstance(name, str) or not name.isidentifier():
+                raise pytest.UsageError(f"pytest_export_modes returned an invalid mode name {name!r}")
+            extra.append(name)
+    return tuple(dict.fromkeys([*MODES, *extra]))
+
+
+def _reporting() -> Any:
+    # The reporting module is optional while it is being written; a broken one must still fail loudly.
+    try:
+        return importlib.import_module("pytest_export.reporting")
+    except ModuleNotFoundError as exc:
+        if exc.name != "pytest_export.reporting":
+            raise
+        return None

@@ -1,0 +1,222 @@
+"""Run one exportable test: turn its return value into a Case, export it, decide the verdict, record it.
+
+torch and hypothesis load here only when a test actually runs an export.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import traceback
+import warnings
+from typing import Any
+
+import pytest
+
+from exportcore.case import Case
+from exportcore.outcome import Failure, Outcome
+from pytest_export import explain
+from pytest_export.marker import Expectation, ExportSpec
+from pytest_export.options import RunOptions
+from pytest_export.records import split_mode
+
+__all__ = [
+    "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "MODE_PARAM",
+    "case_from_result", "engine_options", "error_outcome", "judge", "make_record", "run_exportable",
+]
+
+#: The parametrize argname that carries the mode (a test may take it as an argument).
+MODE_PARAM = "export_mode"
+#: Records produced while an item ran; attached to its report in pytest_runtest_makereport.
+ITEM_RECORDS = pytest.StashKey[list]()
+
+
+class ExportCheckFailed(pytest.fail.Exception):  # type: ignore[misc,name-defined]
+    """An exportable test failed; the message is the whole report, shown without a Python traceback."""
+
+    def __init__(self, text: str, headline: str = "") -> None:
+        super().__init__(text, pytrace=False)
+        #: One line for pytest's short test summary (set on the report in makereport).
+        self.headline = headline or text.splitlines()[0]
+
+
+class ExportFindingWarning(UserWarning):
+    """Something torch.export let through that the user should know about (see --export-findings)."""
+
+
+class CaseError(TypeError):
+    """The test returned something that is not a case."""
+
+
+def case_from_result(result: Any, spec: ExportSpec) -> Case:
+    """Return the Case a test returned, with the marker's settings applied; raise CaseError if it is none."""
+    if isinstance(result, Case):
+        case = result
+    elif isinstance(result, tuple) and len(result) in (2, 3):
+        model, args, kwargs = (*result, None) if len(result) == 2 else result
+        if isinstance(args, list):
+            args = tuple(args)
+        if not isinstance(args, tuple):
+            raise CaseError(f"args (item 1 of the returned tuple) must be a tuple, got {type(args).__name__}")
+        if kwargs is not None and not isinstance(kwargs, dict):
+            raise CaseError(f"kwargs (item 2 of the returned tuple) must be a dict, got {type(kwargs).__name__}")
+        case = Case(model=model, args=args, kwargs=kwargs)
+    else:
+        raise CaseError(
+            f"returned {_describe(result)}; an exportable test must return (model, args), "
+            "(model, args, kwargs) or an exportcore.Case"
+        )
+    if not callable(case.model):
+        raise CaseError(f"model must be a torch.nn.Module or callable, got {type(case.model).__name__}")
+    changes: dict[str, Any] = {}
+    for name in ("dynamic_shapes", "inputs", "rtol", "atol"):
+        value = getattr(spec, name)
+        if value is None:
+            continue
+        if getattr(case, name) is not None:
+            raise CaseError(f"{name} is given both in the marker and in the returned Case; keep one")
+        changes[name] = value
+    return dataclasses.replace(case, **changes) if changes else case
+
+
+def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptions, case_id: str) -> dict[str, Any]:
+    """Return the keyword arguments for exportcore.check_case, leaving engine defaults alone."""
+    kwargs: dict[str, Any] = {"case_id": case_id, "findings_as_errors": options.findings_as_errors}
+    checks = options.checks_for(spec.checks if spec else None)
+    if checks is not None:
+        kwargs["checks"] = checks
+    examples = spec.examples if spec and spec.examples is not None else options.examples
+    if examples is not None:
+        kwargs["examples"] = examples
+    if options.timeout is not None:
+        kwargs["timeout"] = options.timeout
+    if options.seed is not None:
+        kwargs["seed"] = options.seed
+    kwargs["hypothesis_settings"] = _hypothesis_settings()
+    return kwargs
+
+
+def run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any]) -> Outcome:
+    """Return the Outcome of one (case, mode) from a plugin's pytest_export_run or the engine."""
+    outcome = item.ihook.pytest_export_run(item=item, case=case, mode=mode, options=dict(kwargs))
+    if outcome is not None:
+        return outcome
+    from exportcore.check import check_case
+
+    try:
+        return check_case(case, mode, **kwargs)
+    except (TypeError, ValueError) as exc:
+        # The engine rejects bad arguments (e.g. a malformed dynamic_shapes) by raising.
+        return error_outcome(kwargs["case_id"], mode, type(exc).__name__, str(exc))
+    except Exception as exc:  # noqa: BLE001 - an engine bug must not lose the record
+        return error_outcome(kwargs["case_id"], mode, type(exc).__name__, f"internal error: {exc}",
+                             category="internal", tb=traceback.format_exc())
+
+
+def error_outcome(case_id: str, mode: str, exc_type: str, message: str, *, category: str = "input",
+                  tb: str = "") -> Outcome:
+    """Return an "error" Outcome for a case that could not be checked at all."""
+    first = message.strip().splitlines()[0] if message.strip() else exc_type
+    failure = Failure(stage="input", category=category, exc_type=exc_type, message=first,
+                      detail=message, traceback=tb)
+    return Outcome(case_id=case_id, mode=mode, status="error", failure=failure)
+
+
+def judge(outcome: Outcome, expect: Expectation | None, show_traceback: bool) -> tuple[str, BaseException | None]:
+    """Return the verdict for an outcome and the exception the test must raise (None if it passes)."""
+    status = outcome.status
+    if status == "passed":
+        if expect is not None:
+            return "xpassed", ExportCheckFailed(explain.xpass_text(outcome, expect.reason))
+        return "passed", None
+    if status == "skipped":
+        reason = outcome.failure.message if outcome.failure else "skipped by the engine"
+        return "skipped", pytest.skip.Exception(reason)
+    if status == "failed" and expect is not None:
+        got = outcome.failure.category if outcome.failure else None
+        if expect.category is None or expect.category == got:
+            return "xfailed", pytest.xfail.Exception(f"{outcome.mode}: {expect.reason}")
+        return "failed", ExportCheckFailed(explain.drift_text(outcome, expect.category, show_traceback=show_traceback))
+    verdict = status if status in ("failed", "error", "timeout", "crashed") else "error"
+    headline = f"{outcome.mode} {status}: {outcome.failure.headline()}" if outcome.failure else ""
+    return verdict, ExportCheckFailed(explain.failure_text(outcome, show_traceback=show_traceback), headline)
+
+
+def make_record(nodeid: str, case: str, mode: str, verdict: str, expect: Expectation | None,
+                duration: float, outcome: Outcome | None) -> dict[str, Any]:
+    """Return a record dict (pytest_export.records format)."""
+    return {
+        "test": nodeid,
+        "case": case,
+        "mode": mode,
+        "verdict": verdict,
+        "expect": expect.to_dict() if expect else None,
+        "duration": round(duration, 6),
+        "outcome": outcome.to_dict() if outcome is not None else None,
+    }
+
+
+def add_record(item: pytest.Item, record: dict[str, Any]) -> None:
+    """Keep a record for the item's report and set the junit properties from it."""
+    item.stash.setdefault(ITEM_RECORDS, []).append(record)
+    failure = (record["outcome"] or {}).get("failure") or {}
+    for name, value in (
+        ("export_mode", record["mode"]),
+        ("export_status", record["verdict"]),
+        ("export_stage", failure.get("stage", "")),
+        ("export_category", failure.get("category", "")),
+    ):
+        item.user_properties.append((name, value))
+
+
+def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, options: RunOptions) -> None:
+    """Export what the test returned in ``mode``, record it, and raise unless it passes (or xfails)."""
+    start = time.perf_counter()
+    case_id = split_mode(item.nodeid, mode)
+    expect = spec.expect.get(mode)
+    case: Case | None = None
+    try:
+        case = case_from_result(result, spec)
+    except CaseError as exc:
+        outcome = error_outcome(case_id, mode, "TypeError", f"{item.nodeid}: {exc}")
+    else:
+        case = item.ihook.pytest_export_case(item=item, case=case, mode=mode) or case
+        outcome = run_engine(item, case, mode, engine_options(item, spec, options, case_id))
+    item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
+    verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config))
+    add_record(item, make_record(item.nodeid, case_id, mode, verdict, expect,
+                                 time.perf_counter() - start, outcome))
+    warn_findings(outcome)
+    if exc is not None:
+        raise exc
+
+
+def warn_findings(outcome: Outcome) -> None:
+    """Surface warning-level findings in pytest's warnings summary."""
+    for f in outcome.findings:
+        if f.severity == "warning":
+            where = f" ({f.input})" if f.input else ""
+            warnings.warn(ExportFindingWarning(f"{outcome.mode}: {f.kind}{where}: {f.message}"), stacklevel=2)
+
+
+def wants_traceback(config: pytest.Config) -> bool:
+    """Return whether torch's internal traceback belongs in failure reports (--tb=long or -vv)."""
+    return config.getoption("tbstyle", "auto") == "long" or config.get_verbosity() >= 2
+
+
+def _hypothesis_settings() -> Any:
+    # settings() is the current profile, i.e. what --hypothesis-profile loaded.
+    try:
+        from hypothesis import settings
+    except ImportError:  # pragma: no cover - hypothesis is a dependency
+        return None
+    return settings()
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "None (did you forget `return`?)"
+    text = repr(value)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f"{type(value).__name__} {text}"

@@ -1,0 +1,75 @@
+"""The terminal summary: a cases x modes matrix, failure categories, slowest exports.
+
+Pure computation over record dicts (pytest_export.records); returns lines to print.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Iterable, Sequence
+
+__all__ = ["MARKS", "summary_lines"]
+
+MARKS = {
+    "passed": ".",
+    "failed": "F",
+    "xfailed": "x",
+    "xpassed": "X",
+    "error": "E",
+    "timeout": "T",
+    "crashed": "C",
+    "skipped": "s",
+}
+_NOT_RUN = "-"
+_SLOWEST = 5
+
+
+def summary_lines(records: Iterable[dict[str, Any]], mode_order: Sequence[str] = ()) -> list[str]:
+    """Return the summary lines for these records (empty if there are none)."""
+    records = list(records)
+    if not records:
+        return []
+    modes = _modes(records, mode_order)
+    cells: dict[str, dict[str, str]] = {}
+    for r in records:
+        row = cells.setdefault(r["case"], {})
+        mark = MARKS.get(r["verdict"], "?")
+        # Several records for one cell (export_check called twice) show the worst.
+        row[r["mode"]] = _worst(row.get(r["mode"]), mark)
+    cases = sorted(cells)
+    width = max(len(c) for c in cases)
+    lines = [" " * width + "  " + " ".join(modes)]
+    for case in cases:
+        marks = " ".join(cells[case].get(m, _NOT_RUN).center(len(m)) for m in modes)
+        lines.append(f"{case.ljust(width)}  {marks}")
+    lines.append("legend: " + "  ".join(f"{mark} {verdict}" for verdict, mark in MARKS.items()) + f"  {_NOT_RUN} not run")
+    lines.append("verdicts: " + ", ".join(f"{n} {v}" for v, n in _count(r["verdict"] for r in records)))
+    categories = _count(
+        f"{(r['outcome'] or {}).get('failure', {}).get('category', '?')}"
+        for r in records
+        if r["verdict"] not in ("passed", "skipped") and (r["outcome"] or {}).get("failure")
+    )
+    if categories:
+        lines.append("failure categories: " + ", ".join(f"{cat} {n}" for cat, n in categories))
+    slowest = sorted(records, key=lambda r: (-float(r.get("duration") or 0.0), r["test"]))[:_SLOWEST]
+    lines.append(f"slowest exports ({len(slowest)}):")
+    lines.extend(f"  {float(r['duration']):7.2f}s  {r['test']}" for r in slowest)
+    return lines
+
+
+def _modes(records: list[dict[str, Any]], order: Sequence[str]) -> list[str]:
+    present = {r["mode"] for r in records}
+    return [m for m in order if m in present] + sorted(present - set(order))
+
+
+def _count(values: Iterable[str]) -> list[tuple[str, int]]:
+    return sorted(Counter(values).items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+_SEVERITY = {mark: i for i, mark in enumerate("CTEFXxs.")}  # worst first
+
+
+def _worst(old: str | None, new: str) -> str:
+    if old is None:
+        return new
+    return old if _SEVERITY.get(old, 0) <= _SEVERITY.get(new, 0) else new

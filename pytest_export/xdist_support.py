@@ -1,0 +1,89 @@
+"""pytest-xdist glue: what crosses from workers to the controller, and crashed workers.
+
+How results travel:
+- each exportable test's records ride on its TestReport as ``report.export_records``
+  (a list of plain dicts; xdist serializes report attributes as JSON builtins) and the
+  controller collects them in ``pytest_runtest_logreport``, serial or distributed alike;
+- the controller does not collect tests under xdist, so each worker publishes the
+  (case, mode) keys it selected (after -k / -m) in ``workeroutput["export_selected"]``
+  and the controller joins them in ``pytest_testnodedown``; every worker collects the
+  whole selection, so one surviving worker is enough;
+- a worker that dies mid-test (os._exit, a signal) never sends a report; xdist makes one
+  on the controller and calls ``pytest_handlecrashitem``, where we attach a "crashed"
+  record built from the node id (its mode is the id part naming a known mode).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+import pytest
+
+from exportcore.outcome import Failure, Outcome
+from pytest_export.records import SELECTED, split_mode
+
+__all__ = ["XdistController", "is_worker", "mode_of", "publish_selected", "crashed_record"]
+
+_SELECTED_KEY = "export_selected"
+
+
+def is_worker(config: pytest.Config) -> bool:
+    """Return whether this process is an xdist worker (not the controller or a serial run)."""
+    return hasattr(config, "workerinput")
+
+
+def publish_selected(config: pytest.Config, keys: Iterable[tuple[str, str]]) -> None:
+    """Hand a worker's selected (case, mode) keys to the controller."""
+    config.workeroutput[_SELECTED_KEY] = sorted([list(k) for k in keys])  # type: ignore[attr-defined]
+
+
+def mode_of(nodeid: str, modes: Sequence[str]) -> str | None:
+    """Return the export mode named in a node id's parametrization, or None."""
+    if not nodeid.endswith("]") or "[" not in nodeid:
+        return None
+    params = nodeid[:-1].partition("[")[2].split("-")
+    for part in reversed(params):
+        if part in modes:
+            return part
+    return None
+
+
+def crashed_record(nodeid: str, mode: str, message: str) -> dict[str, Any]:
+    """Return a record for a test whose worker died while running it."""
+    case = split_mode(nodeid, mode)
+    failure = Failure(
+        stage="run", category="crashed", exc_type="WorkerCrashed", message=message,
+        hint="the process died (segfault, os._exit, out of memory, a signal); rerun the test alone "
+        "without -n to see where",
+    )
+    outcome = Outcome(case_id=case, mode=mode, status="crashed", failure=failure)
+    return {
+        "test": nodeid, "case": case, "mode": mode, "verdict": "crashed", "expect": None,
+        "duration": 0.0, "outcome": outcome.to_dict(),
+    }
+
+
+class XdistController:
+    """Controller-side hooks that exist only when pytest-xdist is installed."""
+
+    def __init__(self, config: pytest.Config, modes: Sequence[str]) -> None:
+        self.config = config
+        self.modes = tuple(modes)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        """Attach a crashed record to xdist's report for the test that killed its worker."""
+        mode = mode_of(crashitem, self.modes)
+        if mode is None:
+            return
+        message = str(report.longrepr) if report.longrepr else f"worker crashed while running {crashitem}"
+        record = crashed_record(crashitem, mode, message)
+        report.export_records = [record]  # type: ignore[attr-defined]
+        self.config.stash[SELECTED].add((record["case"], mode))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """Join a finished worker's selected keys into the controller's SELECTED."""
+        output = getattr(node, "workeroutput", None) or {}
+        for case, mode in output.get(_SELECTED_KEY, ()):
+            self.config.stash[SELECTED].add((case, mode))
