@@ -1,0 +1,92 @@
+"""Command line: ``python -m pytest_export merge a.json b.json -o report.html [--baseline base.json]``.
+
+Exit status: 0 merged and gate passed; 1 gate regression; 2 unreadable input, bad output
+path or conflicting records (unless --allow-conflicts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from pytest_export.gate import summary_lines
+from pytest_export.merge import merge_reports
+from pytest_export.report import ReportError, load_report, report_format, write_report
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m pytest_export", description="pytest-export tools")
+    sub = parser.add_subparsers(dest="command", required=True)
+    merge = sub.add_parser(
+        "merge",
+        help="merge shard JSON reports into one report and one gate decision",
+        description="Merge JSON reports written by `pytest --export-report=X.json` on several machines.",
+    )
+    merge.add_argument("reports", nargs="+", metavar="REPORT.json", help="shard reports to merge")
+    merge.add_argument(
+        "-o", "--output", action="append", required=True, metavar="PATH",
+        help="write the merged report here; format from the extension (.json, .html, .md); repeatable",
+    )
+    merge.add_argument("--baseline", metavar="PATH", help="gate the merged records against this JSON report")
+    merge.add_argument(
+        "--allow-conflicts", action="store_true",
+        help="keep going when shards disagree on a (case, mode) verdict (the failing one is kept)",
+    )
+    merge.add_argument("-v", "--verbose", action="store_true", help="list deselected and new keys too")
+    return parser
+
+
+def _merge(args: argparse.Namespace) -> int:
+    for path in args.output:
+        try:
+            report_format(path)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    try:
+        reports = [(path, load_report(path)) for path in args.reports]
+        baseline = (args.baseline, load_report(args.baseline)) if args.baseline else None
+    except ReportError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    result = merge_reports(reports, baseline=baseline)
+    for d in result.duplicates:
+        print(f"warning: duplicate record {d['case']} [{d['mode']}] in {', '.join(d['sources'])} (kept one)",
+              file=sys.stderr)
+    for c in result.conflicts:
+        seen = ", ".join(f"{src}: {'/'.join(v)}" for src, v in c["verdicts"].items())
+        print(f"error: conflicting records for {c['case']} [{c['mode']}]: {seen}", file=sys.stderr)
+    if result.conflicts and not args.allow_conflicts:
+        print(f"error: {len(result.conflicts)} conflict(s); nothing written (use --allow-conflicts to keep "
+              "the failing record)", file=sys.stderr)
+        return 2
+    for path in args.output:
+        try:
+            write_report(result.report, path)
+        except OSError as exc:
+            print(f"error: cannot write {path}: {exc}", file=sys.stderr)
+            return 2
+    summary = result.report["summary"]
+    counts = ", ".join(f"{n} {v}" for v, n in summary["verdicts"].items()) or "no records"
+    print(f"merged {len(reports)} report(s): {summary['total']} records ({counts}) -> {', '.join(args.output)}")
+    if not result.report["complete"]:
+        print("warning: at least one shard report is incomplete (its session was interrupted)", file=sys.stderr)
+    if result.gate is not None:
+        print("\n".join(summary_lines(result.gate, verbose=args.verbose)))
+        return 1 if result.gate.failed else 0
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return its exit status."""
+    args = _parser().parse_args(argv)
+    if args.command == "merge":
+        return _merge(args)
+    raise AssertionError(args.command)  # argparse rejects unknown commands
+
+
+if __name__ == "__main__":
+    sys.exit(main())

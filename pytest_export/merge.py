@@ -1,0 +1,87 @@
+"""Merge shard reports from several CI machines into one report and one gate decision.
+
+Pure: imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from pytest_export.gate import GateResult, Scope, compare
+from pytest_export.report import EXPORTABLE, build_report, record_key
+
+__all__ = ["MergeResult", "merge_reports"]
+
+Key = tuple[str, str]
+
+
+@dataclass
+class MergeResult:
+    """The merged report plus what was found while merging."""
+
+    report: dict[str, Any]
+    duplicates: list[dict[str, Any]] = field(default_factory=list)  # same key, same verdicts
+    conflicts: list[dict[str, Any]] = field(default_factory=list)  # same key, different verdicts
+    gate: GateResult | None = None
+
+
+def _verdicts(records: list[dict[str, Any]]) -> tuple[str, ...]:
+    return tuple(sorted(r["verdict"] for r in records))
+
+
+def _worst(candidates: list[tuple[str, list[dict[str, Any]]]]) -> tuple[str, list[dict[str, Any]]]:
+    # On a conflict keep the failing side: the gate must not pass on the luckier shard.
+    for source, records in candidates:
+        if any(r["verdict"] not in EXPORTABLE for r in records):
+            return source, records
+    return candidates[0]
+
+
+def merge_reports(
+    reports: Sequence[tuple[str, dict[str, Any]]],
+    *,
+    baseline: tuple[str, dict[str, Any]] | None = None,
+) -> MergeResult:
+    """Return the union of ``reports`` ((name, report) pairs, already validated), gated on ``baseline``."""
+    if not reports:
+        raise ValueError("merge needs at least one report")
+    per_key: dict[Key, list[tuple[str, list[dict[str, Any]]]]] = {}
+    for name, report in reports:
+        mine: dict[Key, list[dict[str, Any]]] = {}
+        for r in report["records"]:
+            mine.setdefault(record_key(r), []).append(r)
+        for key, records in mine.items():
+            per_key.setdefault(key, []).append((name, records))
+
+    merged: list[dict[str, Any]] = []
+    result = MergeResult(report={})
+    for key in sorted(per_key):
+        candidates = per_key[key]
+        if len(candidates) > 1:
+            sources = [name for name, _ in candidates]
+            verdicts = {name: list(_verdicts(recs)) for name, recs in candidates}
+            entry = {"case": key[0], "mode": key[1], "sources": sources, "verdicts": verdicts}
+            if len({_verdicts(recs) for _, recs in candidates}) == 1:
+                result.duplicates.append(entry)
+            else:
+                result.conflicts.append(entry)
+        merged.extend(_worst(candidates)[1])
+
+    present = {r["test"] for r in merged}
+    scope = Scope.union((Scope.from_dict(rep.get("scope")) for _, rep in reports), present)
+    environment = {"merged_from": [{"source": name, **rep.get("environment", {})} for name, rep in reports]}
+    stop = "; ".join(f"{name}: {rep['stop_reason']}" for name, rep in reports if rep.get("stop_reason"))
+    if baseline is not None:
+        result.gate = compare(baseline[1], merged, scope, name=baseline[0])
+    result.report = build_report(
+        merged,
+        environment=environment,
+        scope=scope.to_dict(),
+        complete=all(rep.get("complete", False) for _, rep in reports),
+        stop_reason=stop,
+        gate=result.gate.to_dict() if result.gate else None,
+    )
+    if result.duplicates or result.conflicts:
+        result.report["merge"] = {"duplicates": result.duplicates, "conflicts": result.conflicts}
+    return result

@@ -1,0 +1,269 @@
+"""Build, validate, load and write export reports (JSON, HTML, Markdown).
+
+A report is a plain dict::
+
+    {"schema": "pytest-export-report", "version": 1, "complete": bool, "stop_reason": str,
+     "environment": {...}, "scope": {...}, "summary": {...}, "gate": {...} | None,
+     "records": [record, ...]}          # sorted by (case, mode); see pytest_export.records
+
+Pure: imports neither pytest nor torch, so ``python -m pytest_export merge`` starts fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from exportcore.outcome import Outcome, SchemaError
+
+__all__ = [
+    "REPORT_SCHEMA",
+    "REPORT_VERSION",
+    "FORMATS",
+    "VERDICTS",
+    "EXPORTABLE",
+    "ReportError",
+    "build_report",
+    "summarize",
+    "validate_report",
+    "load_report",
+    "render",
+    "write_report",
+    "atomic_write",
+    "report_format",
+    "record_key",
+    "nodeid_file",
+]
+
+REPORT_SCHEMA = "pytest-export-report"
+REPORT_VERSION = 1
+FORMATS = (".json", ".html", ".md")
+# Mirrors pytest_export.records.VERDICTS (a test pins them equal); records.py imports pytest.
+VERDICTS = ("passed", "failed", "xfailed", "xpassed", "error", "timeout", "crashed", "skipped")
+#: Verdicts meaning "the model exported and behaved": xpassed exported too, its test fails only
+#: because an expectation is stale.
+EXPORTABLE = ("passed", "xpassed")
+#: Verdicts shown as failures (xfailed is expected and listed separately).
+PROBLEMS = ("failed", "error", "timeout", "crashed", "xpassed")
+
+_RECORD_FIELDS: dict[str, tuple[type, ...]] = {
+    "test": (str,),
+    "case": (str,),
+    "mode": (str,),
+    "verdict": (str,),
+    "duration": (int, float),
+}
+
+
+class ReportError(ValueError):
+    """A report file is unreadable or not a valid report; the message names the file and field."""
+
+
+def record_key(record: dict[str, Any]) -> tuple[str, str]:
+    """Return the (case, mode) key a record is gated on."""
+    return (record["case"], record["mode"])
+
+
+def nodeid_file(nodeid: str) -> str:
+    """Return the file part of a pytest node id."""
+    return nodeid.split("::", 1)[0]
+
+
+def _sort_key(record: dict[str, Any]) -> tuple[str, str, str]:
+    return (record["case"], record["mode"], record["test"])
+
+
+def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Return counts per verdict, per failure category and per mode."""
+    records = list(records)
+    verdicts = Counter(r["verdict"] for r in records)
+    categories: Counter[str] = Counter()
+    stages: Counter[str] = Counter()
+    by_mode: dict[str, Counter[str]] = {}
+    for r in records:
+        by_mode.setdefault(r["mode"], Counter())[r["verdict"]] += 1
+        failure = (r.get("outcome") or {}).get("failure")
+        if r["verdict"] not in EXPORTABLE and r["verdict"] != "skipped" and failure:
+            categories[failure["category"]] += 1
+            stages[failure["stage"]] += 1
+    return {
+        "total": len(records),
+        "cases": len({r["case"] for r in records}),
+        "modes": sorted(by_mode),
+        "verdicts": {v: verdicts[v] for v in VERDICTS if verdicts[v]},
+        "categories": dict(sorted(categories.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "stages": dict(sorted(stages.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "by_mode": {m: dict(sorted(c.items())) for m, c in sorted(by_mode.items())},
+    }
+
+
+def build_report(
+    records: Iterable[dict[str, Any]],
+    *,
+    environment: dict[str, Any] | None = None,
+    scope: dict[str, Any] | None = None,
+    complete: bool = True,
+    stop_reason: str = "",
+    gate: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Return a report dict over ``records`` (validated, sorted by (case, mode))."""
+    checked = [_validate_record(dict(r), f"records[{i}]") for i, r in enumerate(records)]
+    checked.sort(key=_sort_key)
+    return {
+        "schema": REPORT_SCHEMA,
+        "version": REPORT_VERSION,
+        "complete": bool(complete),
+        "stop_reason": stop_reason,
+        "environment": dict(environment or {}),
+        "scope": dict(scope or {}),
+        "summary": summarize(checked),
+        "gate": gate,
+        "records": checked,
+    }
+
+
+def _validate_record(record: Any, where: str) -> dict[str, Any]:
+    if not isinstance(record, dict):
+        raise ValueError(f"{where} must be an object, got {type(record).__name__}")
+    for name, types in _RECORD_FIELDS.items():
+        if name not in record:
+            raise ValueError(f"{where}: missing field {name!r}")
+        value = record[name]
+        if not isinstance(value, types) or isinstance(value, bool):
+            raise ValueError(f"{where}.{name} must be {types[0].__name__}, got {type(value).__name__}")
+    if record["verdict"] not in VERDICTS:
+        raise ValueError(f"{where}.verdict must be one of {VERDICTS}, got {record['verdict']!r}")
+    expect = record.get("expect")
+    if expect is not None and not (isinstance(expect, dict) and isinstance(expect.get("reason", ""), str)):
+        raise ValueError(f"{where}.expect must be null or an object with a string 'reason'")
+    record.setdefault("expect", None)
+    outcome = record.get("outcome")
+    if outcome is not None:
+        try:
+            Outcome.from_dict(outcome)
+        except SchemaError as exc:
+            raise ValueError(f"{where}.outcome: {exc}") from None
+    record.setdefault("outcome", None)
+    return record
+
+
+def validate_report(data: Any, source: str = "report") -> dict[str, Any]:
+    """Return ``data`` if it is a valid report, else raise ReportError naming ``source`` and the field."""
+    if not isinstance(data, dict):
+        raise ReportError(f"{source}: not an export report (top level is {type(data).__name__}, expected object)")
+    if data.get("schema") != REPORT_SCHEMA:
+        raise ReportError(
+            f"{source}: not an export report (field 'schema' is {data.get('schema')!r}, "
+            f"expected {REPORT_SCHEMA!r})"
+        )
+    if data.get("version") != REPORT_VERSION:
+        raise ReportError(
+            f"{source}: report version {data.get('version')!r} is not supported (expected {REPORT_VERSION}); "
+            "regenerate it with this pytest-export"
+        )
+    for name, types in (("complete", (bool,)), ("environment", (dict,)), ("records", (list,))):
+        if not isinstance(data.get(name), types):
+            raise ReportError(f"{source}: field {name!r} must be {types[0].__name__}, got {type(data.get(name)).__name__}")
+    for name in ("scope", "gate"):
+        if data.get(name) is not None and not isinstance(data[name], dict):
+            raise ReportError(f"{source}: field {name!r} must be an object or null")
+    try:
+        records = [
+            _validate_record(dict(r) if isinstance(r, dict) else r, f"records[{i}]")
+            for i, r in enumerate(data["records"])
+        ]
+    except ValueError as exc:
+        raise ReportError(f"{source}: {exc}") from None
+    out = dict(data)
+    out["records"] = sorted(records, key=_sort_key)
+    out.setdefault("stop_reason", "")
+    out["scope"] = data.get("scope") or {}
+    out.setdefault("gate", None)
+    out["summary"] = summarize(out["records"])
+    return out
+
+
+def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and validate a JSON report; raise ReportError naming the file on any problem."""
+    name = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ReportError(f"{name}: file does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReportError(f"{name}: cannot be read ({exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{name}: not valid JSON ({exc})") from None
+    return validate_report(data, name)
+
+
+def report_format(path: str | os.PathLike[str]) -> str:
+    """Return the report format (".json", ".html", ".md") of ``path``; ValueError if unknown."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".markdown":
+        return ".md"
+    if suffix == ".htm":
+        return ".html"
+    if suffix not in FORMATS:
+        raise ValueError(
+            f"report path {os.fspath(path)!r}: unknown format {suffix or '(no extension)'!r}; "
+            f"use one of {', '.join(FORMATS)}"
+        )
+    return suffix
+
+
+def _render_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=1, sort_keys=True) + "\n"
+
+
+def _renderers() -> dict[str, Callable[[dict[str, Any]], str]]:
+    # Imported here: the HTML/Markdown renderers are only needed when such a report is asked for.
+    from pytest_export.report_html import render_html
+    from pytest_export.report_md import render_markdown
+
+    return {".json": _render_json, ".html": render_html, ".md": render_markdown}
+
+
+def render(report: dict[str, Any], fmt: str) -> str:
+    """Return ``report`` rendered as ``fmt`` (".json", ".html" or ".md")."""
+    renderers = _renderers()
+    if fmt not in renderers:
+        raise ValueError(f"unknown report format {fmt!r}; use one of {', '.join(FORMATS)}")
+    return renderers[fmt](report)
+
+
+def atomic_write(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` to ``path`` so readers see the old file or the whole new one, never a part."""
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        # mkstemp creates 0600; a report is an ordinary file others (CI uploaders) read.
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_report(report: dict[str, Any], path: str | os.PathLike[str]) -> None:
+    """Render ``report`` in the format named by ``path``'s extension and write it atomically."""
+    atomic_write(path, render(report, report_format(path)))

@@ -1,0 +1,371 @@
+"""Render a report as one self-contained HTML page (inline CSS and SVG, no script, no network).
+
+Every string that came from a user or an exception goes through ``html.escape``.
+Pure: imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from html import escape
+from typing import Any, Iterable
+
+from exportcore.outcome import STAGES
+from pytest_export.report import EXPORTABLE, PROBLEMS
+from pytest_export.report_style import CSS, MODE_ORDER, VERDICT_LABEL
+
+__all__ = ["render_html", "record_anchor"]
+
+_CODE_LIMIT = 40_000  # characters of graph code / tracebacks per record
+
+
+def _e(value: Any) -> str:
+    return escape(str(value), quote=True)
+
+
+def _cap(text: str, limit: int = _CODE_LIMIT) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n... ({len(text) - limit} more characters cut)"
+
+
+def record_anchor(case: str, mode: str, index: int = 0) -> str:
+    """Return the stable HTML id of the ``index``-th record of a (case, mode) key."""
+    digest = hashlib.sha1(f"{case}\0{mode}".encode()).hexdigest()[:12]
+    return f"r-{digest}" + (f"-{index}" if index else "")
+
+
+def _anchors(records: list[dict[str, Any]]) -> list[str]:
+    seen: dict[tuple[str, str], int] = {}
+    out = []
+    for r in records:
+        key = (r["case"], r["mode"])
+        out.append(record_anchor(*key, seen.get(key, 0)))
+        seen[key] = seen.get(key, 0) + 1
+    return out
+
+
+def _badge(verdict: str) -> str:
+    return f'<span class="badge v-{_e(verdict)}">{_e(VERDICT_LABEL.get(verdict, verdict))}</span>'
+
+
+def _failure(record: dict[str, Any]) -> dict[str, Any] | None:
+    return (record.get("outcome") or {}).get("failure")
+
+
+def _modes(records: Iterable[dict[str, Any]]) -> list[str]:
+    found = {r["mode"] for r in records}
+    return [m for m in MODE_ORDER if m in found] + sorted(found - set(MODE_ORDER))
+
+
+def _header(report: dict[str, Any]) -> str:
+    env = report.get("environment") or {}
+    items = []
+    for name, value in env.items():
+        if name == "merged_from" and isinstance(value, list):
+            value = f"{len(value)} reports: " + ", ".join(str(v.get("source", "?")) for v in value)
+        elif isinstance(value, (list, dict)):
+            value = json.dumps(value, sort_keys=True)
+        items.append(f"<span><b>{_e(name)}</b> {_e(_cap(str(value), 300))}</span>")
+    out = ['<header><h1>pytest-export report</h1>', f'<p class="env">{" ".join(items)}</p>']
+    if not report.get("complete", True):
+        reason = report.get("stop_reason") or "the session was interrupted"
+        out.append(f'<p class="banner warn"><b>Incomplete run:</b> {_e(reason)}. Results below are partial.</p>')
+    out.append("</header>")
+    return "\n".join(out)
+
+
+def _cards(summary: dict[str, Any]) -> str:
+    v = summary.get("verdicts", {})
+    problems = sum(v.get(k, 0) for k in PROBLEMS)
+    cards = [
+        ("total", summary.get("total", 0), f"{summary.get('cases', 0)} cases × {len(summary.get('modes', []))} modes", ""),
+        ("passed", v.get("passed", 0), "exported and behaved like eager", "v-passed"),
+        ("failing", problems, "failed, error, timeout, crashed, xpassed", "v-failed" if problems else ""),
+        ("expected failures", v.get("xfailed", 0), "xfailed as declared", "v-xfailed"),
+        ("skipped", v.get("skipped", 0), "not checked", "v-skipped"),
+    ]
+    body = "".join(
+        f'<a class="card {cls}" href="#{"failures" if label == "failing" else "matrix"}">'
+        f'<span class="n">{n}</span><span class="l">{_e(label)}</span><small>{_e(sub)}</small></a>'
+        for label, n, sub, cls in cards
+    )
+    return f'<section class="cards">{body}</section>'
+
+
+def _gate(gate: dict[str, Any] | None) -> str:
+    if not gate:
+        return ""
+    cls = "bad" if gate.get("failed") else "good"
+    title = f"Gate {'FAILED' if gate.get('failed') else 'passed'} vs {gate.get('baseline', 'baseline')}"
+    out = [f'<section id="gate" class="banner {cls}"><h2>{_e(title)}</h2>']
+    counts = ", ".join(f"{len(gate.get(b) or [])} {b.replace('_', ' ')}" for b in
+                       ("regressions", "improvements", "skipped", "vanished", "not_run", "deselected", "new"))
+    out.append(f"<p>{_e(counts)}</p>")
+    for bucket, label in (("regressions", "Regressions"), ("improvements", "Improvements"),
+                          ("vanished", "Vanished"), ("skipped", "Skipped now"), ("not_run", "Not run")):
+        entries = gate.get(bucket) or []
+        if not entries:
+            continue
+        out.append(f"<h3>{_e(label)} ({len(entries)})</h3><ul>")
+        for e in entries[:200]:
+            change = f"{e.get('before')} → {e.get('after')}" if e.get("after") else str(e.get("before"))
+            link = f'<a href="#{record_anchor(e["case"], e["mode"])}">' if e.get("after") else "<span>"
+            close = "</a>" if e.get("after") else "</span>"
+            note = e.get("headline") or e.get("why") or ""
+            out.append(f"<li>{link}<code>{_e(e['case'])}</code> [{_e(e['mode'])}]{close} {_e(change)}"
+                       + (f" — {_e(note)}" if note else "") + "</li>")
+        out.append("</ul>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def _meta(rows: list[tuple[str, str]]) -> str:
+    body = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in rows if v)
+    return f'<dl class="meta">{body}</dl>' if body else ""
+
+
+def _kv_table(title: str, data: dict[str, Any], head: tuple[str, str]) -> str:
+    if not data:
+        return ""
+    rows = "".join(f"<tr><td><code>{_e(k)}</code></td><td><code>{_e(v)}</code></td></tr>" for k, v in data.items())
+    return (f'<div><h4>{_e(title)}</h4><table class="kv"><tr><th>{_e(head[0])}</th><th>{_e(head[1])}</th></tr>'
+            f"{rows}</table></div>")
+
+
+def _failure_meta(record: dict[str, Any]) -> str:
+    f = _failure(record)
+    expect = record.get("expect") or {}
+    rows: list[tuple[str, str]] = []
+    if f:
+        src = f.get("source")
+        where = ""
+        if src:
+            where = f"<code>{_e(src['file'])}:{_e(src['line'])}</code>"
+            if src.get("function"):
+                where += f" in <code>{_e(src['function'])}</code>"
+            if src.get("code"):
+                where += f'<pre class="src">{_e(src["code"])}</pre>'
+        rows += [
+            ("stage", _e(f["stage"])), ("category", _e(f["category"])),
+            ("exception", f"<code>{_e(f['exc_type'])}</code>"),
+            ("fix hint", f'<span class="hint">{_e(f["hint"])}</span>' if f.get("hint") else ""),
+            ("user source", where),
+            ("ExportDB case", f"<code>{_e(f['exportdb_case'])}</code>" if f.get("exportdb_case") else ""),
+        ]
+    if expect:
+        rows.append(("expected failure", _e(expect.get("reason", "")) +
+                     (f" (category <code>{_e(expect['category'])}</code>)" if expect.get("category") else "")))
+    return _meta(rows)
+
+
+def _record_body(record: dict[str, Any]) -> str:
+    o = record.get("outcome") or {}
+    out = [_failure_meta(record)]
+    declared, exported = o.get("declared") or {}, o.get("range_constraints") or {}
+    if declared or exported:
+        out.append('<div class="two">' + _kv_table("Declared ranges", declared, ("dim", "declared")) +
+                   _kv_table("Exported range constraints", exported, ("symbol", "exported")) + "</div>")
+    ce = o.get("counterexample")
+    if ce:
+        out.append(_kv_table("Counterexample (shrunk)", {k: "×".join(map(str, v)) or "scalar"
+                                                           for k, v in (ce.get("shapes") or {}).items()}, ("input", "shape")))
+        if ce.get("message"):
+            out.append(f"<p>{_e(ce['message'])}</p>")
+        if ce.get("reproduce"):
+            out.append(f"<details open><summary>Reproduce</summary><pre>{_e(_cap(ce['reproduce']))}</pre></details>")
+    findings = o.get("findings") or []
+    if findings:
+        items = "".join(f'<li><span class="sev-{_e(x["severity"])}">{_e(x["severity"])}</span> '
+                        f'<code>{_e(x["kind"])}</code>{" " + _e(x["input"]) if x.get("input") else ""}: '
+                        f'{_e(x["message"])}</li>' for x in findings)
+        out.append(f"<h4>Findings</h4><ul>{items}</ul>")
+    ex = o.get("examples") or {}
+    if ex.get("tried") or ex.get("note"):
+        out.append(f'<p class="muted">Drawn shapes: {ex.get("tried", 0)} tried, {ex.get("discarded", 0)} discarded, '
+                   f'{ex.get("accepted", 0)} accepted, {ex.get("rejected", 0)} rejected. {_e(ex.get("note", ""))}</p>')
+    if o.get("notes"):
+        out.append("<ul class=muted>" + "".join(f"<li>{_e(n)}</li>" for n in o["notes"]) + "</ul>")
+    f = _failure(record)
+    if f and f.get("detail") and f["detail"].strip() != f["message"].strip():
+        out.append(f"<details><summary>Full message</summary><pre>{_e(_cap(f['detail']))}</pre></details>")
+    if f and f.get("traceback"):
+        out.append(f"<details><summary>torch traceback</summary><pre>{_e(_cap(f['traceback']))}</pre></details>")
+    timings = o.get("timings") or {}
+    if timings:
+        cells = " · ".join(f"{_e(k)} {float(v):.3f}s" for k, v in _stage_sorted(timings.items()))
+        out.append(f'<p class="muted">Timings: {cells} · test {float(record.get("duration", 0)):.2f}s</p>')
+    graph = o.get("graph") or {}
+    if graph.get("op_histogram"):
+        ops = sorted(graph["op_histogram"].items(), key=lambda kv: (-kv[1], kv[0]))
+        out.append(f'<p class="muted">Graph: {graph.get("node_count", 0)} nodes; ops: ' +
+                   ", ".join(f"<code>{_e(k)}</code>×{int(v)}" for k, v in ops[:20]) +
+                   (" …" if len(ops) > 20 else "") + "</p>")
+    if graph.get("code"):
+        out.append(f"<details><summary>Exported graph code</summary><pre>{_e(_cap(graph['code']))}</pre></details>")
+    return "\n".join(x for x in out if x)
+
+
+def _stage_sorted(items: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    order = {s: i for i, s in enumerate(STAGES)}
+    return sorted(items, key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
+
+
+def _title(record: dict[str, Any]) -> str:
+    return f'{_badge(record["verdict"])} <code class="case">{_e(record["case"])}</code> <span class="mode">[{_e(record["mode"])}]</span>'
+
+
+def _headline(record: dict[str, Any]) -> str:
+    f = _failure(record)
+    if not f and record["verdict"] == "xpassed":
+        reason = (record.get("expect") or {}).get("reason", "")
+        return f"exported although expected to fail ({reason}): remove the expectation"
+    if not f:
+        return record["verdict"]
+    return f"[{f['stage']}] {f['category']}: {f['exc_type']}: {f['message']}"
+
+
+def _failure_index(records: list[dict[str, Any]], anchors: list[str]) -> str:
+    bad = [(r, a) for r, a in zip(records, anchors) if r["verdict"] in PROBLEMS]
+    out = [f'<h2 id="failures">Failures ({len(bad)})</h2>']
+    if not bad:
+        return out[0] + '<p class="muted">No unexpected failures.</p>'
+    rows = "".join(
+        f'<tr><td>{_badge(r["verdict"])}</td><td><a href="#{a}"><code>{_e(r["case"])}</code></a> '
+        f'[{_e(r["mode"])}]</td><td class="hl">{_e(_cap(_headline(r), 400))}</td></tr>' for r, a in bad)
+    out.append(f'<table class="index"><tr><th></th><th>case [mode]</th><th>what broke</th></tr>{rows}</table>')
+    return "\n".join(out)
+
+
+def _details(records: list[dict[str, Any]], anchors: list[str]) -> str:
+    bad = [(r, a) for r, a in zip(records, anchors) if r["verdict"] in PROBLEMS]
+    xfail = [(r, a) for r, a in zip(records, anchors) if r["verdict"] == "xfailed"]
+    out = [f'<h2 id="details">Failure details ({len(bad)})</h2>'] if bad else []
+    for r, a in bad:
+        out.append(f'<article class="fail v-border-{_e(r["verdict"])}" id="{a}"><h3>{_title(r)}</h3>'
+                   f'<p class="headline">{_e(_headline(r))}</p>{_record_body(r)}'
+                   f'<p class="test muted">test <code>{_e(r["test"])}</code></p></article>')
+    if xfail:
+        out.append(f'<details class="xfails" id="xfailed"><summary><h2 style="display:inline">Expected failures '
+                   f"({len(xfail)})</h2></summary>")
+        for r, a in xfail:
+            out.append(f'<article class="fail v-border-xfailed" id="{a}"><h3>{_title(r)}</h3>'
+                       f'<p class="headline">{_e(_headline(r))}</p>{_record_body(r)}</article>')
+        out.append("</details>")
+    return "\n".join(out)
+
+
+def _matrix(records: list[dict[str, Any]], anchors: list[str]) -> str:
+    modes = _modes(records)
+    cells: dict[str, dict[str, tuple[dict[str, Any], str, int]]] = {}
+    for r, a in zip(records, anchors):
+        row = cells.setdefault(r["case"], {})
+        prev = row.get(r["mode"])
+        if prev is None or (prev[0]["verdict"] in EXPORTABLE and r["verdict"] not in EXPORTABLE):
+            row[r["mode"]] = (r, a, (prev[2] if prev else 0) + 1)
+        else:
+            row[r["mode"]] = (prev[0], prev[1], prev[2] + 1)
+    # Rows with problems first: that is what the reader came for.
+    def rank(case: str) -> tuple[int, str]:
+        return (0 if any(c[0]["verdict"] in PROBLEMS for c in cells[case].values()) else 1, case)
+
+    head = "".join(f"<th>{_e(m)}</th>" for m in modes)
+    rows = []
+    for case in sorted(cells, key=rank):
+        tds = []
+        for m in modes:
+            if m not in cells[case]:
+                tds.append('<td class="cell none">—</td>')
+                continue
+            r, a, n = cells[case][m]
+            f = _failure(r)
+            label = VERDICT_LABEL.get(r["verdict"], r["verdict"])
+            sub = f"<small>{_e(f['stage'])}</small>" if f and r["verdict"] not in EXPORTABLE else ""
+            more = f"<small>×{n}</small>" if n > 1 else ""
+            tip = _e(f["message"][:300]) if f else ""
+            tds.append(f'<td class="cell v-{_e(r["verdict"])}"><a href="#{a}" title="{tip}">{_e(label)}{sub}{more}</a></td>')
+        rows.append(f'<tr><th class="case"><code>{_e(case)}</code></th>{"".join(tds)}</tr>')
+    return (f'<h2 id="matrix">Cases × modes</h2><table class="matrix"><thead><tr><th>case</th>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table>')
+
+
+def _bar_svg(data: list[tuple[str, float]], unit: str = "") -> str:
+    if not data:
+        return '<p class="muted">Nothing to chart.</p>'
+    top = max(v for _, v in data) or 1
+    row, label_w, width = 26, 330, 900
+    parts = [f'<svg class="chart" viewBox="0 0 {width} {row * len(data) + 8}" role="img" '
+             f'preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg">']
+    for i, (label, value) in enumerate(data):
+        y = i * row + 4
+        w = max(2.0, (width - label_w - 70) * value / top)
+        short = label if len(label) <= 44 else label[:42] + "…"
+        parts.append(f'<g><title>{_e(label)}: {value:g}{unit}</title>'
+                     f'<text x="{label_w - 8}" y="{y + 17}" text-anchor="end">{_e(short)}</text>'
+                     f'<rect x="{label_w}" y="{y + 3}" width="{w:.1f}" height="{row - 8}" rx="3"/>'
+                     f'<text x="{label_w + w + 6:.1f}" y="{y + 17}">{value:g}{_e(unit)}</text></g>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _categories(report: dict[str, Any]) -> str:
+    cats = list((report.get("summary") or {}).get("categories", {}).items())
+    if not cats:
+        return ""
+    return ('<h2 id="categories">Failure categories <small class="muted">(expected failures included)</small></h2>'
+            + _bar_svg([(k, float(v)) for k, v in cats]))
+
+
+def _charts(report: dict[str, Any]) -> str:
+    records = report["records"]
+    ops: dict[str, int] = {}
+    stages: dict[str, list[float]] = {}
+    for r in records:
+        o = r.get("outcome") or {}
+        for op, n in ((o.get("graph") or {}).get("op_histogram") or {}).items():
+            ops[op] = ops.get(op, 0) + int(n)
+        for stage, secs in (o.get("timings") or {}).items():
+            stages.setdefault(stage, []).append(float(secs))
+    top_ops = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))[:25]
+    out = []
+    out.append(f'<h2 id="ops">Op histogram (all exported graphs, top {len(top_ops)} of {len(ops)})</h2>')
+    out.append(_bar_svg([(k, float(v)) for k, v in top_ops]))
+    out.append('<h2 id="timings">Time per stage</h2>')
+    if stages:
+        rows = "".join(
+            f"<tr><td>{_e(s)}</td><td>{sum(v):.2f}</td><td>{sum(v) / len(v):.3f}</td><td>{max(v):.3f}</td>"
+            f"<td>{len(v)}</td></tr>" for s, v in _stage_sorted(stages.items()))
+        out.append('<table class="num"><tr><th>stage</th><th>total s</th><th>mean s</th><th>max s</th>'
+                   f"<th>records</th></tr>{rows}</table>")
+    else:
+        out.append('<p class="muted">No timings recorded.</p>')
+    return "\n".join(out)
+
+
+def _all_records(records: list[dict[str, Any]], anchors: list[str]) -> str:
+    out = [f'<h2 id="records">All results ({len(records)})</h2>']
+    for r, a in zip(records, anchors):
+        if r["verdict"] in PROBLEMS or r["verdict"] == "xfailed":
+            continue  # shown in full above; the matrix links there
+        o = r.get("outcome") or {}
+        nodes = (o.get("graph") or {}).get("node_count")
+        extra = f" · {nodes} nodes" if nodes else ""
+        out.append(f'<details class="rec" id="{a}"><summary>{_title(r)} <span class="muted">'
+                   f'{float(r.get("duration", 0)):.2f}s{extra}</span></summary>{_record_body(r)}</details>')
+    return "\n".join(out)
+
+
+def render_html(report: dict[str, Any]) -> str:
+    """Return the report as a standalone HTML document."""
+    records = report["records"]
+    anchors = _anchors(records)
+    summary = report.get("summary") or {}
+    title = f"pytest-export: {summary.get('verdicts', {}).get('passed', 0)}/{summary.get('total', 0)} passed"
+    body = [
+        _header(report), _cards(summary), _gate(report.get("gate")), _failure_index(records, anchors),
+        _matrix(records, anchors), _categories(report), _details(records, anchors), _charts(report),
+        _all_records(records, anchors),
+    ]
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{_e(title)}</title><style>{CSS}</style></head>\n<body><main>\n"
+            + "\n".join(b for b in body if b) + "\n</main></body></html>\n")

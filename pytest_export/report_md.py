@@ -1,0 +1,155 @@
+"""Render a report as GitHub-flavoured Markdown, sized for a CI step summary.
+
+GitHub renders inline HTML in Markdown, so user text is escaped; long content is capped
+(a step summary holds at most 1 MiB). Pure: imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pytest_export.report import EXPORTABLE, PROBLEMS
+from pytest_export.report_style import MODE_ORDER, VERDICT_MARK
+
+__all__ = ["render_markdown"]
+
+MAX_ROWS = 150  # matrix rows
+MAX_FAILURES = 50
+MAX_TEXT = 300  # characters of one message or hint
+MAX_BYTES = 900_000
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+
+
+def _text(value: Any, limit: int = MAX_TEXT) -> str:
+    """Return ``value`` as one escaped Markdown line."""
+    s = " ".join(str(value).split())
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return _MD_SPECIAL.sub(r"\\\1", s).replace("&", "&amp;")
+
+
+def _code(value: Any, limit: int = MAX_TEXT) -> str:
+    """Return ``value`` as an inline code span safe inside a table cell."""
+    s = " ".join(str(value).split())
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    s = s.replace("|", "\\|")
+    fence = "``" if "`" in s else "`"
+    return f"{fence} {s} {fence}" if fence == "``" else f"`{s}`"
+
+
+def _modes(records: list[dict[str, Any]]) -> list[str]:
+    found = {r["mode"] for r in records}
+    return [m for m in MODE_ORDER if m in found] + sorted(found - set(MODE_ORDER))
+
+
+def _summary_line(report: dict[str, Any]) -> str:
+    s = report.get("summary") or {}
+    counts = ", ".join(f"{n} {v}" for v, n in (s.get("verdicts") or {}).items()) or "no exportable tests"
+    line = f"**{s.get('total', 0)} results** ({s.get('cases', 0)} cases × {len(s.get('modes', []))} modes): {counts}"
+    if not report.get("complete", True):
+        line += f"  \n⚠️ **Incomplete run**: {_text(report.get('stop_reason') or 'the session was interrupted')}"
+    return line
+
+
+def _gate(gate: dict[str, Any] | None) -> list[str]:
+    if not gate:
+        return []
+    status = "❌ **failed**" if gate.get("failed") else "✅ passed"
+    counts = ", ".join(f"{len(gate.get(b) or [])} {b.replace('_', ' ')}"
+                       for b in ("regressions", "improvements", "vanished", "deselected") if gate.get(b) is not None)
+    out = [f"**Gate** {status} vs {_code(gate.get('baseline', 'baseline'))}: {counts}", ""]
+    for bucket, label in (("regressions", "Regression"), ("improvements", "Improvement"), ("vanished", "Vanished")):
+        entries = gate.get(bucket) or []
+        for e in entries[:MAX_FAILURES]:
+            change = f"{e.get('before')} → {e.get('after')}" if e.get("after") else str(e.get("before"))
+            note = f": {_text(e['headline'])}" if e.get("headline") else ""
+            out.append(f"- **{label}** {_code(e['case'])} [{_text(e['mode'])}] {_text(change)}{note}")
+        if len(entries) > MAX_FAILURES:
+            out.append(f"- … {len(entries) - MAX_FAILURES} more {label.lower()}s")
+    out.append("")
+    return out
+
+
+def _worst(records: list[dict[str, Any]]) -> dict[str, Any]:
+    return next((r for r in records if r["verdict"] not in EXPORTABLE), records[0])
+
+
+def _matrix(records: list[dict[str, Any]]) -> list[str]:
+    modes = _modes(records)
+    grid: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for r in records:
+        grid.setdefault(r["case"], {}).setdefault(r["mode"], []).append(r)
+    cases = sorted(grid, key=lambda c: (all(_worst(v)["verdict"] == "passed" for v in grid[c].values()), c))
+    out = ["| case | " + " | ".join(_text(m) for m in modes) + " |", "|---|" + "---|" * len(modes)]
+    for case in cases[:MAX_ROWS]:
+        cells = []
+        for m in modes:
+            if m not in grid[case]:
+                cells.append("—")
+                continue
+            r = _worst(grid[case][m])
+            failure = (r.get("outcome") or {}).get("failure")
+            stage = f" · {_text(failure['stage'])}" if failure and r["verdict"] not in EXPORTABLE else ""
+            cells.append(f"{VERDICT_MARK.get(r['verdict'], '')} {r['verdict']}{stage}")
+        out.append(f"| {_code(case, 120)} | " + " | ".join(cells) + " |")
+    if len(cases) > MAX_ROWS:
+        out.append(f"\n_… {len(cases) - MAX_ROWS} more cases; see the HTML/JSON report._")
+    return out
+
+
+def _failures(records: list[dict[str, Any]]) -> list[str]:
+    bad = [r for r in records if r["verdict"] in PROBLEMS]
+    xfailed = sum(1 for r in records if r["verdict"] == "xfailed")
+    if not bad:
+        return ["", "No unexpected failures." + (f" ({xfailed} expected failures.)" if xfailed else "")]
+    out = ["", f"### Failures ({len(bad)})", ""]
+    for r in bad[:MAX_FAILURES]:
+        f = (r.get("outcome") or {}).get("failure")
+        mark = VERDICT_MARK.get(r["verdict"], "")
+        if not f:
+            out.append(f"- {mark} **{r['verdict']}** {_code(r['case'])} [{_text(r['mode'])}]")
+            continue
+        head = f"[{f['stage']}] {f['category']}: {f['exc_type']}: {f['message']}"
+        out.append(f"- {mark} {_code(r['case'])} [{_text(r['mode'])}] — {_code(head)}")
+        src = f.get("source")
+        if src:
+            out.append(f"  - at {_code(str(src['file']) + ':' + str(src['line']))}"
+                       + (f": {_code(src['code'])}" if src.get("code") else ""))
+        if f.get("hint"):
+            out.append(f"  - hint: {_text(f['hint'])}")
+        if f.get("exportdb_case"):
+            out.append(f"  - ExportDB: {_code(f['exportdb_case'])}")
+        ce = (r.get("outcome") or {}).get("counterexample")
+        if ce and ce.get("shapes"):
+            shapes = ", ".join(f"{k}={list(v)}" for k, v in ce["shapes"].items())
+            out.append(f"  - counterexample: {_code(shapes)}")
+    if len(bad) > MAX_FAILURES:
+        out.append(f"- … {len(bad) - MAX_FAILURES} more failures; see the HTML/JSON report.")
+    if xfailed:
+        out += ["", f"{xfailed} expected failures (xfailed) not listed."]
+    return out
+
+
+def _categories(report: dict[str, Any]) -> list[str]:
+    cats = (report.get("summary") or {}).get("categories") or {}
+    if not cats:
+        return []
+    return ["", "### Failure categories", "", "| category | count |", "|---|---|",
+            *(f"| {_code(k)} | {v} |" for k, v in list(cats.items())[:30])]
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """Return the report as Markdown: summary, gate, matrix, failures, categories."""
+    records = report["records"]
+    lines = ["## pytest-export", "", _summary_line(report), "", *_gate(report.get("gate"))]
+    if records:
+        lines += _matrix(records)
+    lines += _failures(records) + _categories(report)
+    text = "\n".join(lines) + "\n"
+    if len(text.encode()) > MAX_BYTES:
+        text = text.encode()[:MAX_BYTES].decode(errors="ignore").rsplit("\n", 1)[0]
+        text += "\n\n_… report cut to fit a CI step summary; see the HTML/JSON report._\n"
+    return text
