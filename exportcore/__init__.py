@@ -11,8 +11,6 @@ Importing this package does not import torch; torch loads on the first ``check``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from exportcore.case import CHECKS, DEFAULT_CHECKS, Case
 from exportcore.outcome import (
     SCHEMA_VERSION,
@@ -26,22 +24,16 @@ from exportcore.outcome import (
     SourceLocation,
 )
 
-if TYPE_CHECKING:
-    from exportcore.check import check as check
+# check.py imports torch only inside functions; importing it eagerly also keeps the
+# name `exportcore.check` bound to the function rather than to the submodule.
+from exportcore.check import check, check_case
+from exportcore.modes import Mode, register_mode
 
 __all__ = [
     "CHECKS", "DEFAULT_CHECKS", "Case", "SCHEMA_VERSION", "Counterexample", "ExampleStats",
     "Failure", "Finding", "GraphStats", "Outcome", "SchemaError", "SourceLocation",
-    "MODES", "check",
+    "MODES", "Mode", "check", "check_case", "register_mode",
 ]
 
 MODES = ("strict", "non_strict", "training")
 
-
-def __getattr__(name: str) -> Any:
-    # Lazy so that `import exportcore` stays torch-free (the plugin imports it at startup).
-    if name == "check":
-        from exportcore.check import check
-
-        return check
-    raise AttributeError(f"module 'exportcore' has no attribute {name!r}")

@@ -1,0 +1,92 @@
+"""Guards of an exported program: recognise guard errors, read ranges, spot specialization."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = [
+    "is_guard_error",
+    "range_strings",
+    "format_range",
+    "exported_input_shapes",
+    "input_paths",
+    "parse_range",
+]
+
+# torch 2.14 raises guard failures in two forms: the generated guards function
+# asserts ("Guard failed: x.size()[0] <= 64") and the input pre-hook raises
+# RuntimeError("Expected input at *args[0].shape[0] to be equal to 4, but got 5").
+_GUARD_MESSAGES = (
+    re.compile(r"Guard failed"),
+    re.compile(r"Expected input at .*(shape|to be equal|to be of type|to be >=|to be <=)"),
+    re.compile(r"^Expected input at "),
+    re.compile(r"Trying to flatten user inputs with exported input tree spec"),
+)
+
+
+def is_guard_error(exc: BaseException) -> bool:
+    """Return True if ``exc`` is the exported module refusing its inputs (not a crash inside it)."""
+    if not isinstance(exc, (AssertionError, RuntimeError, ValueError)):
+        return False
+    text = str(exc)
+    return any(p.search(text) for p in _GUARD_MESSAGES)
+
+
+def format_range(lo: Any, hi: Any) -> str:
+    """Return ``[lo, hi]`` with torch's int_oo spelled ``inf``."""
+
+    def one(v: Any) -> str:
+        s = str(v)
+        return {"int_oo": "inf", "oo": "inf", "-int_oo": "-inf", "-oo": "-inf"}.get(s, s)
+
+    return f"[{one(lo)}, {one(hi)}]"
+
+
+def parse_range(text: str) -> tuple[float, float]:
+    """Inverse of format_range: ``"[2, inf]"`` -> ``(2, inf)``."""
+    lo, hi = text.strip("[] ").split(",")
+    return float(lo), float(hi)
+
+
+def range_strings(ep: Any) -> dict[str, str]:
+    """Return the exported program's range_constraints as ``{symbol: "[lo, hi]"}``."""
+    out: dict[str, str] = {}
+    for sym, vr in ep.range_constraints.items():
+        out[str(sym)] = format_range(vr.lower, vr.upper)
+    return dict(sorted(out.items()))
+
+
+def input_paths(args: tuple, kwargs: dict) -> list[str]:
+    """Return pytree paths (``args[0]``, ``kwargs['mask']``) of the flattened user inputs."""
+    import torch.utils._pytree as pytree
+
+    flat, _ = pytree.tree_flatten_with_path((tuple(args), dict(kwargs)))
+    return [_path_str(kp) for kp, _ in flat]
+
+
+def _path_str(keypath: tuple) -> str:
+    import torch.utils._pytree as pytree
+
+    head, rest = keypath[0], keypath[1:]
+    root = "args" if getattr(head, "idx", 0) == 0 else "kwargs"
+    return root + pytree.keystr(rest)
+
+
+def exported_input_shapes(ep: Any, args: tuple, kwargs: dict) -> dict[str, list[Any]]:
+    """Return, per tensor input path, the exported shape: ints where static, symbol names where dynamic."""
+    import torch
+    import torch.utils._pytree as pytree
+
+    user_inputs = list(ep.graph_signature.user_inputs)
+    placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    flat, _ = pytree.tree_flatten_with_path((tuple(args), dict(kwargs)))
+    shapes: dict[str, list[Any]] = {}
+    if len(flat) != len(user_inputs):
+        return shapes  # e.g. None leaves dropped; do not guess a misaligned mapping
+    for (kp, value), name in zip(flat, user_inputs):
+        node = placeholders.get(name)
+        val = None if node is None else node.meta.get("val")
+        if isinstance(value, torch.Tensor) and val is not None and hasattr(val, "shape"):
+            shapes[_path_str(kp)] = [int(s) if isinstance(s, int) else str(s) for s in val.shape]
+    return shapes

@@ -1,0 +1,151 @@
+"""Leave no trace: restore global torch state and the user's model after each case.
+
+torch.export can leave fake tensors in a model's attributes when capture fails
+half-way, training runs mutate buffers, and user models flip RNG / dtype /
+grad-mode flags; a gate must not let one case leak into the next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+__all__ = ["GlobalState", "ModelState", "isolated", "reset_compile_caches"]
+
+
+@dataclass
+class GlobalState:
+    """Process-wide torch and Python settings a case may change."""
+
+    torch_rng: Any = None
+    cuda_rng: Any = None
+    py_rng: Any = None
+    default_dtype: Any = None
+    grad_enabled: bool = True
+    deterministic: bool = False
+    deterministic_warn_only: bool = False
+
+    @classmethod
+    def capture(cls) -> GlobalState:
+        """Return a snapshot of the current global state."""
+        import torch
+
+        cuda = None
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            cuda = torch.cuda.get_rng_state_all()
+        return cls(
+            torch_rng=torch.get_rng_state(),
+            cuda_rng=cuda,
+            py_rng=random.getstate(),
+            default_dtype=torch.get_default_dtype(),
+            grad_enabled=torch.is_grad_enabled(),
+            deterministic=torch.are_deterministic_algorithms_enabled(),
+            deterministic_warn_only=torch.is_deterministic_algorithms_warn_only_enabled(),
+        )
+
+    def restore(self) -> None:
+        """Put every captured setting back."""
+        import torch
+
+        torch.set_rng_state(self.torch_rng)
+        if self.cuda_rng is not None:
+            torch.cuda.set_rng_state_all(self.cuda_rng)
+        random.setstate(self.py_rng)
+        torch.set_default_dtype(self.default_dtype)
+        torch.set_grad_enabled(self.grad_enabled)
+        torch.use_deterministic_algorithms(self.deterministic, warn_only=self.deterministic_warn_only)
+
+
+@dataclass
+class ModelState:
+    """Training flags, parameter/buffer values, requires_grad and grads of an nn.Module."""
+
+    training: dict[str, bool] = field(default_factory=dict)
+    tensors: dict[str, Any] = field(default_factory=dict)  # name -> (tensor object, saved clone)
+    grads: dict[str, Any] = field(default_factory=dict)
+    requires_grad: dict[str, bool] = field(default_factory=dict)
+    attrs: dict[str, Any] = field(default_factory=dict)  # module name -> shallow copy of plain attributes
+
+    @classmethod
+    def capture(cls, model: Any) -> ModelState:
+        """Return a snapshot of ``model`` (a no-op snapshot for plain callables)."""
+        import torch
+
+        state = cls()
+        if not isinstance(model, torch.nn.Module):
+            return state
+        for name, mod in model.named_modules(remove_duplicate=False):
+            state.training[name] = mod.training
+            state.attrs[name] = {
+                k: v for k, v in vars(mod).items() if not k.startswith("_") and isinstance(v, (int, float, bool, str))
+            }
+        with torch.no_grad():
+            for name, p in model.named_parameters(remove_duplicate=False):
+                state.tensors[name] = (p, p.detach().clone())
+                state.requires_grad[name] = p.requires_grad
+                state.grads[name] = None if p.grad is None else p.grad.detach().clone()
+            for name, b in model.named_buffers(remove_duplicate=False):
+                if b is not None:
+                    state.tensors[name] = (b, b.detach().clone())
+        return state
+
+    def restore(self, model: Any) -> None:
+        """Write the snapshot back into ``model`` in place (tensors shared with exported programs too)."""
+        import torch
+
+        if not isinstance(model, torch.nn.Module):
+            return
+        modules = dict(model.named_modules(remove_duplicate=False))
+        for name, flag in self.training.items():
+            if name in modules:
+                modules[name].training = flag
+                for k, v in self.attrs.get(name, {}).items():
+                    setattr(modules[name], k, v)
+        with torch.no_grad():
+            for name, (tensor, saved) in self.tensors.items():
+                owner, _, leaf = name.rpartition(".")
+                mod = modules.get(owner)
+                if mod is None:
+                    continue
+                current = getattr(mod, leaf, None)
+                # A failed capture can leave a FakeTensor (or another object) in the slot: put the original back.
+                if current is not tensor:
+                    if leaf in mod._parameters:
+                        mod._parameters[leaf] = tensor
+                    elif leaf in mod._buffers:
+                        mod._buffers[leaf] = tensor
+                    else:
+                        setattr(mod, leaf, tensor)
+                if tensor.shape == saved.shape and tensor.dtype == saved.dtype:
+                    tensor.copy_(saved)
+                else:
+                    tensor.data = saved
+        for name, (tensor, _) in self.tensors.items():
+            if name in self.requires_grad:
+                tensor.requires_grad_(self.requires_grad[name])
+                grad = self.grads.get(name)
+                tensor.grad = None if grad is None else grad.clone()
+
+
+def reset_compile_caches() -> None:
+    """Drop dynamo caches so guards and graphs from one case cannot serve the next."""
+    import torch
+
+    torch._dynamo.reset()
+
+
+@contextlib.contextmanager
+def isolated(model: Any) -> Iterator[ModelState]:
+    """Run a case with global state and ``model`` restored afterwards, whatever happened."""
+    global_state = GlobalState.capture()
+    model_state = ModelState.capture(model)
+    try:
+        yield model_state
+    finally:
+        try:
+            model_state.restore(model)
+        finally:
+            global_state.restore()
+            reset_compile_caches()

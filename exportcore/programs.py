@@ -1,0 +1,242 @@
+"""The export stages proper: eager reference, capture, decompose, serialize, module, numerics."""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING, Any
+
+from exportcore.classify import classify
+from exportcore.compare import Mismatch, compare
+from exportcore.execute import RunResult, run_inference, run_training
+from exportcore.guards import range_strings
+from exportcore.outcome import Failure, GraphStats
+
+if TYPE_CHECKING:
+    from exportcore.check import Run
+
+__all__ = [
+    "prepare",
+    "eager_reference",
+    "capture",
+    "add_programs",
+    "run_side",
+    "compare_runs",
+    "numerics_on_examples",
+    "state_parity",
+    "graph_stats",
+]
+
+_GRAPH_CODE_LIMIT = 40_000
+
+
+def prepare(run: Run) -> None:
+    """Put the model back in its snapshot state and in the mode's train/eval setting."""
+    import torch
+
+    run.model_state.restore(run.model)
+    if isinstance(run.model, torch.nn.Module):
+        run.model.train(run.mode.training)
+
+
+def run_side(run: Run, fn: Any, args: tuple, kwargs: dict) -> RunResult:
+    """Run eager or exported code on copies of the inputs, the mode's way, from the snapshot state."""
+    if run.mode.training:
+        _reset_state(run, fn)
+        return run_training(fn, args, kwargs, seed=run.seed)
+    return run_inference(fn, args, kwargs, seed=run.seed)
+
+
+def _reset_state(run: Run, module: Any) -> None:
+    # Each side starts from the user's parameters and buffers, so running stats and
+    # counters are compared after exactly one step on both sides.
+    import torch
+
+    if module is run.model:
+        prepare(run)
+        return
+    saved = {name: clone for name, (_, clone) in run.model_state.tensors.items()}
+    with torch.no_grad():
+        for name, t in list(module.named_parameters()) + list(module.named_buffers()):
+            src = saved.get(name)
+            if src is not None and src.shape == t.shape:
+                t.copy_(src)
+
+
+def eager_reference(run: Run) -> RunResult:
+    """Run the user's model on independent copies of the example inputs; eager failure stops the case."""
+    with run.clock.stage("eager"):
+        prepare(run)
+        try:
+            reference = run_side(run, run.model, run.args, run.kwargs)
+        except Exception as exc:  # the model itself is broken: say so, not "export failed"
+            run.fail(classify(exc, "eager"), status="error")
+        prepare(run)
+    return reference
+
+
+def capture(run: Run) -> Any:
+    """Call torch.export.export exactly once; classify a failure."""
+    import torch
+
+    from exportcore.execute import clone_tree
+
+    with run.clock.stage("capture"):
+        prepare(run)
+        args, kwargs = clone_tree((run.args, run.kwargs))
+        try:
+            ep = torch.export.export(
+                run.model, args, kwargs or None, dynamic_shapes=run.dynamic_shapes, strict=run.mode.strict
+            )
+        except Exception as exc:
+            prepare(run)
+            run.fail(classify(exc, "capture"))
+        prepare(run)
+    run.outcome.range_constraints = range_strings(ep)
+    run.outcome.graph = graph_stats(ep)
+    run.programs["ep"] = ep
+    return ep
+
+
+def add_programs(run: Run, ep: Any) -> None:
+    """Build .module() of the exported program, its decomposition and its reloaded copy."""
+    import torch
+
+    with run.clock.stage("module"):
+        try:
+            run.programs["exported"] = ep.module()
+        except Exception as exc:
+            run.fail(classify(exc, "module"))
+    if "decompose" in run.checks:
+        with run.clock.stage("decompose"):
+            try:
+                decomposed = ep.run_decompositions()
+                run.programs["decomposed"] = decomposed.module()
+            except Exception as exc:
+                run.fail(classify(exc, "decompose"))
+        run.outcome.graph = graph_stats(decomposed)
+        if run.mode.training:
+            run.outcome.notes.append(
+                "decompose (training): forward outputs and buffer mutations of the core-ATen program are "
+                "compared with eager; gradients are not, because backward through a decomposed training "
+                "program is not supported by torch.export"
+            )
+    if "serialize" in run.checks:
+        with run.clock.stage("serialize"):
+            try:
+                buffer = io.BytesIO()
+                torch.export.save(ep, buffer)
+                buffer.seek(0)
+                run.programs["reloaded"] = torch.export.load(buffer).module()
+            except Exception as exc:
+                run.fail(classify(exc, "serialize"))
+
+
+def compare_runs(run: Run, label: str, expected: RunResult, actual: RunResult, *, grads: bool = True) -> Failure | None:
+    """Compare one program's run with eager; return a numerics/training Failure or None."""
+    mismatch = compare(expected.outputs, actual.outputs, rtol=run.rtol, atol=run.atol, path="output")
+    stage = "numerics"
+    if mismatch is None and run.mode.training:
+        stage = "training"
+        if expected.buffers is not None and actual.buffers is not None:
+            common = {k: v for k, v in actual.buffers.items() if k in expected.buffers}
+            mismatch = compare(
+                {k: expected.buffers[k] for k in common}, common, rtol=run.rtol, atol=run.atol, path="buffers"
+            )
+        if mismatch is None and grads and expected.grads is not None and actual.grads is not None:
+            common = {k: v for k, v in actual.grads.items() if k in expected.grads}
+            mismatch = compare(
+                {k: expected.grads[k] for k in common}, common, rtol=run.rtol, atol=run.atol, path="grads"
+            )
+    if mismatch is None:
+        return None
+    return mismatch_failure(label, mismatch, stage)
+
+
+def mismatch_failure(label: str, mismatch: Mismatch, stage: str = "numerics") -> Failure:
+    """Return the Failure for a program whose results differ from eager."""
+    what = {"exported": "ep.module()", "decomposed": "run_decompositions().module()", "reloaded": "load(save(ep)).module()"}
+    first = mismatch.message.splitlines()[0] if mismatch.message else mismatch.kind
+    return Failure(
+        stage=stage,
+        category="numerics",
+        exc_type="NumericsMismatch",
+        message=f"{what.get(label, label)} differs from eager at {mismatch.path}: {first}",
+        detail=mismatch.message,
+        hint=(
+            "the exported program computes something else than eager: look for Python state baked in as a "
+            "constant, RNG, in-place ops on inputs, or loosen rtol/atol if the difference is rounding"
+            if mismatch.kind == "value"
+            else f"the exported program's outputs differ in {mismatch.kind} from eager's"
+        ),
+    )
+
+
+def numerics_on_examples(run: Run, reference: RunResult) -> None:
+    """Check every built program against eager on the example inputs."""
+    if "numerics" not in run.checks:
+        return
+    with run.clock.stage("run"):
+        for label in ("exported", "decomposed", "reloaded"):
+            program = run.programs.get(label)
+            if program is None:
+                continue
+            try:
+                actual = run_side(run, program, run.args, run.kwargs)
+            except Exception as exc:
+                failure = classify(exc, "run")
+                failure.message = f"{label} program failed on the example inputs: {failure.message}"
+                run.fail(failure)
+            failure = compare_runs(run, label, reference, actual, grads=label != "decomposed")
+            if failure is not None:
+                run.fail(failure)
+        prepare(run)
+
+
+def state_parity(run: Run) -> None:
+    """Report parameters/buffers of the model missing from, or different in, ep.module()."""
+    import torch
+
+    if not isinstance(run.model, torch.nn.Module):
+        return
+    exported = run.programs["exported"]
+    with run.clock.stage("state"):
+        mine = dict(run.model.named_parameters())
+        mine.update({k: v for k, v in run.model.named_buffers() if v is not None})
+        theirs = dict(exported.named_parameters())
+        theirs.update({k: v for k, v in exported.named_buffers() if v is not None})
+        missing = sorted(set(mine) - set(theirs))
+        if missing:
+            run.finding(
+                "state_missing",
+                f"ep.module() lacks {len(missing)} of the model's parameters/buffers: {', '.join(missing[:8])}"
+                + (" ..." if len(missing) > 8 else "")
+                + " (torch.export drops state the traced forward never reads)",
+            )
+        differing = []
+        for name in sorted(set(mine) & set(theirs)):
+            a, b = mine[name], theirs[name]
+            if a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a.detach().cpu(), b.detach().cpu()):
+                differing.append(name)
+        if differing:
+            run.finding("state_differs", f"ep.module() state differs from the model's: {', '.join(differing[:8])}")
+
+
+def graph_stats(ep: Any) -> GraphStats:
+    """Return node count, call_function op histogram and code of an exported program."""
+    hist: dict[str, int] = {}
+    count = 0
+    for node in ep.graph.nodes:
+        count += 1
+        if node.op == "call_function":
+            name = getattr(node.target, "__name__", None) or str(node.target)
+            overload = getattr(node.target, "_overloadpacket", None)
+            if overload is not None:
+                name = str(node.target)
+            hist[name] = hist.get(name, 0) + 1
+    try:
+        code = ep.graph_module.code
+    except Exception:  # pragma: no cover - code generation is best effort
+        code = ""
+    if len(code) > _GRAPH_CODE_LIMIT:
+        code = code[:_GRAPH_CODE_LIMIT] + "\n# ... truncated ..."
+    return GraphStats(node_count=count, op_histogram=dict(sorted(hist.items())), code=code.strip())
