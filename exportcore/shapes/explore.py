@@ -1,0 +1,197 @@
+"""The runtime-check loop: draw in-spec inputs with hypothesis, probe each, shrink failures.
+
+The caller exports once and hands in a ``probe(args, kwargs) -> Probe`` that runs eager and
+the exported module(s) on one input; this module only decides which inputs to try.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import hypothesis
+from hypothesis import HealthCheck, Verbosity, given, reject
+from hypothesis.errors import HypothesisException, Unsatisfiable
+
+from exportcore.outcome import Counterexample, ExampleStats
+from exportcore.shapes.spec import ShapeSpec
+from exportcore.shapes.strategies import concrete_invalid
+from exportcore.shapes.synth import Drawn, inputs_strategy, synthesize
+
+__all__ = ["Probe", "ExploreResult", "explore", "reject_inputs", "PROBE_STATUSES"]
+
+PROBE_STATUSES = ("ok", "discard", "fail")
+
+
+@dataclass
+class Probe:
+    status: str  # "ok" | "discard" (eager rejects the input) | "fail"
+    message: str = ""
+    stage: str = "numerics"
+
+    def __post_init__(self) -> None:
+        if self.status not in PROBE_STATUSES:
+            raise ValueError(f"Probe.status must be one of {PROBE_STATUSES}, got {self.status!r}")
+
+
+@dataclass
+class ExploreResult:
+    stats: ExampleStats
+    counterexample: Counterexample | None = None
+    failure: Probe | None = None
+    drawn: list[dict[str, list[int]]] = field(default_factory=list)  # shapes probed, in order
+
+
+class _ProbeFailed(Exception):
+    def __init__(self, probe: Probe, drawn: Drawn) -> None:
+        super().__init__(probe.message)
+        self.probe = probe
+        self.drawn = drawn
+
+
+def explore(
+    spec: ShapeSpec,
+    args: tuple,
+    kwargs: dict | None,
+    probe: Callable[[tuple, dict], Probe],
+    *,
+    examples: int,
+    seed: int,
+    inputs: Any = None,
+    settings: hypothesis.settings | None = None,
+) -> ExploreResult:
+    """Probe ``examples`` drawn in-spec inputs; on failure return the shrunk counterexample."""
+    if not isinstance(examples, int) or isinstance(examples, bool) or examples < 0:
+        raise ValueError(f"examples must be a non-negative int, got {examples!r}")
+    result = ExploreResult(ExampleStats())
+    if examples == 0 or not spec.roots and inputs is None:
+        return result  # nothing varies: the example inputs are checked by the caller
+    strategy = inputs_strategy(spec, args, kwargs, inputs, seed=seed)
+    stats = result.stats
+    budget = examples * 3 + 10  # stop paying for probes once eager keeps refusing the spec
+    state = {"failed": False}
+    seen: dict[tuple, Probe] = {}
+
+    @given(strategy)
+    def run(drawn: Drawn) -> None:
+        if not state["failed"] and stats.tried >= budget:
+            reject()
+        key = tuple(sorted(drawn.assignment.items())) if drawn.assignment else None
+        outcome = seen.get(key) if key is not None else None
+        if outcome is None:
+            # edge slots make repeats likely; a shape already probed is not paid for twice
+            stats.tried += 1
+            result.drawn.append({p: list(s) for p, s in drawn.shapes.items()})
+            outcome = _call(probe, drawn)
+            if key is not None:
+                seen[key] = outcome
+        elif outcome.status != "fail":
+            reject()  # a repeat teaches nothing; failures are re-raised so shrinking can use them
+        if outcome.status == "discard":
+            stats.discarded += 1
+            reject()
+        if outcome.status == "fail":
+            state["failed"] = True
+            raise _ProbeFailed(outcome, drawn)
+        stats.accepted += 1
+
+    run = hypothesis.seed(seed)(hypothesis_settings(examples, settings)(run))
+    try:
+        run()
+    except _ProbeFailed as exc:
+        result.failure = exc.probe
+        result.counterexample = _counterexample(spec, exc.drawn, exc.probe, inputs)
+    except Unsatisfiable:
+        pass  # every draw was discarded: reported through the note below
+    except HypothesisException as exc:  # e.g. Flaky: the probe is not deterministic
+        cause = _first_probe_failure(exc)
+        if cause is None:
+            raise
+        result.failure = cause.probe
+        result.counterexample = _counterexample(spec, cause.drawn, cause.probe, inputs)
+    if stats.tried and stats.discarded * 2 > stats.tried:
+        stats.note = (
+            f"{stats.discarded} of {stats.tried} drawn shapes were rejected by the eager model: "
+            "the declared dynamic range is probably wider than what the model accepts"
+        )
+    return result
+
+
+def hypothesis_settings(examples: int, parent: hypothesis.settings | None = None) -> hypothesis.settings:
+    """Return the settings explore runs under: ``examples`` draws unless ``parent`` sets its own."""
+    max_examples = examples
+    if parent is not None and parent.max_examples != hypothesis.settings.get_profile("default").max_examples:
+        max_examples = parent.max_examples  # the caller's profile asked for a count explicitly
+    return hypothesis.settings(
+        parent,
+        max_examples=max_examples,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+        report_multiple_bugs=False,
+    )
+
+
+def reject_inputs(spec: ShapeSpec, args: tuple, kwargs: dict | None, *, count: int, seed: int) -> list[tuple[str, tuple, dict]]:
+    """Return up to ``count`` (label, args, kwargs) out-of-spec inputs, covering each kind first."""
+    rng = random.Random(seed)
+    by_kind: dict[str, list[tuple[str, dict[str, int]]]] = defaultdict(list)
+    for label, assignment in concrete_invalid(spec, rng):
+        by_kind[label.split(":", 1)[0]].append((label, assignment))
+    for group in by_kind.values():
+        rng.shuffle(group)
+    picked: list[tuple[str, dict[str, int]]] = []
+    while len(picked) < count and any(by_kind.values()):
+        for group in by_kind.values():
+            if group and len(picked) < count:
+                picked.append(group.pop())
+    out = []
+    for i, (label, assignment) in enumerate(picked):
+        new_args, new_kwargs = synthesize(args, kwargs, spec.shapes_for(assignment), seed=seed + i)
+        out.append((label, new_args, new_kwargs))
+    return out
+
+
+def _call(probe: Callable[[tuple, dict], Probe], drawn: Drawn) -> Probe:
+    try:
+        outcome = probe(drawn.args, drawn.kwargs)
+    except Exception as exc:  # a probe that raises is a failure of the input, not of explore
+        return Probe("fail", f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__, "run")
+    if not isinstance(outcome, Probe):
+        raise TypeError(f"probe must return a Probe, got {type(outcome).__name__}")
+    return outcome
+
+
+def _first_probe_failure(exc: BaseException) -> _ProbeFailed | None:
+    seen: list[BaseException] = [exc]
+    while seen:
+        current = seen.pop()
+        if isinstance(current, _ProbeFailed):
+            return current
+        seen.extend(getattr(current, "exceptions", ()) or ())
+        if current.__cause__ is not None:
+            seen.append(current.__cause__)
+        if current.__context__ is not None:
+            seen.append(current.__context__)
+    return None
+
+
+def _counterexample(spec: ShapeSpec, drawn: Drawn, probe: Probe, inputs: Any) -> Counterexample:
+    shapes = {p: list(s) for p, s in drawn.shapes.items()}
+    where = ", ".join(f"{p}={s}" for p, s in shapes.items())
+    dims = ", ".join(f"{k}={v}" for k, v in drawn.assignment.items())
+    message = f"{probe.message} (shapes: {where}" + (f"; dims: {dims})" if dims else ")")
+    if inputs is None:
+        snippet = (
+            "from exportcore.shapes.synth import synthesize\n"
+            f"args, kwargs = synthesize(args, kwargs, {dict((p, tuple(s)) for p, s in shapes.items())!r}, "
+            f"seed={drawn.seed})\n"
+            "expected = model(*args, **kwargs); got = ep.module()(*args, **kwargs)"
+        )
+    else:
+        snippet = f"call the model and ep.module() on inputs of shapes {where}"
+    return Counterexample(shapes=shapes, message=message, reproduce=snippet)

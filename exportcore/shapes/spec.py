@@ -1,0 +1,230 @@
+"""The shape model: which input axes are dynamic, over which roots, in which ranges.
+
+Every dynamic axis is ``A*root + B`` of one *root* dim (torch composes derived dims onto
+their root). A root is a named ``Dim`` or, for ``Dim.AUTO`` / ``Dim.DYNAMIC``, an anonymous
+root named after its axis (``"args[0].shape[1]"``). An *assignment* maps root names to
+values and may also pin single axes by their key (``"args[1].shape[0]": 7``), which is
+how out-of-spec draws express a changed static size or a broken relation.
+
+Size rules (measured on torch 2.14.1):
+- export specializes sizes 0 and 1, and guards derived sizes to be >= 2 (``d - 1`` with
+  ``d`` in [2, 10] is guarded ``d - 1 >= 2``), so valid draws start at 2. A named root
+  whose declared min is <= 1 may draw 1 once ``with_exported_ranges`` shows the export
+  kept it; 0 is never drawn (``Dim("b")`` defaults to min=0, so 0 is indistinguishable
+  from "no min given").
+- a root with no max draws at most ``max(lo, example) + DEFAULT_SPAN`` so inputs stay
+  cheap; torch's ``int_oo`` never reaches a strategy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterator, NamedTuple
+
+import sympy
+
+from exportcore.shapes.solve import evaluate, parse_range, root_bounds, symbol
+
+__all__ = ["DEFAULT_SPAN", "SIZE_FLOOR", "DimRange", "Root", "Axis", "Slot", "ShapeSpec"]
+
+#: Unbounded roots draw up to max(lowest valid value, example) + DEFAULT_SPAN.
+DEFAULT_SPAN = 16
+#: torch.export specializes 0/1, so dynamic sizes start here.
+SIZE_FLOOR = 2
+
+KINDS = ("named", "auto", "dynamic")
+
+
+class DimRange(NamedTuple):
+    min: int  # declared lower bound
+    max: int  # declared upper bound, or the drawing cap when unbounded
+    kind: str  # "named" | "auto" | "dynamic"
+
+
+@dataclass(frozen=True)
+class Root:
+    name: str
+    kind: str
+    min: int  # declared lower bound (torch's default for Dim is 0)
+    max: int | None  # declared upper bound; None = unbounded
+    example: int | None = None  # value at the example inputs, when known
+    keep01: bool = False  # the export kept size 1 in range (see with_exported_ranges)
+
+
+@dataclass(frozen=True)
+class Axis:
+    key: str  # "args[0].shape[1]"
+    field: str  # where it was declared, e.g. "dynamic_shapes['x'][1]"
+    size: int  # size in the example input
+    root: str | None = None  # None: static axis
+    expr: sympy.Expr | None = None  # size as A*root + B
+    label: str = ""  # the user's name for it: "batch", "2*d + 1"
+
+    @property
+    def static(self) -> bool:
+        return self.root is None
+
+    @property
+    def derived(self) -> bool:
+        return self.root is not None and self.expr != symbol(self.root)
+
+
+@dataclass(frozen=True)
+class Slot:
+    path: str  # "args[0]", "kwargs['mask']", "args[1]['x']"
+    shape: tuple[int, ...]
+    axes: tuple[Axis, ...]
+
+    @property
+    def dynamic(self) -> bool:
+        return any(not a.static for a in self.axes)
+
+
+@dataclass(frozen=True)
+class ShapeSpec:
+    roots: dict[str, Root]
+    tensors: list[Slot]
+    _ranges: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        problems = []
+        for name in self.roots:
+            lo, hi, why = self._solve(name)
+            if lo > hi:
+                problems.append(why)
+            self._ranges[name] = (lo, hi)
+        if problems:
+            raise ValueError("dynamic_shapes: unsatisfiable: " + "; ".join(problems))
+
+    @classmethod
+    def from_export_spec(
+        cls, dynamic_shapes: Any, args: tuple, kwargs: dict | None = None, *, model: Any = None
+    ) -> ShapeSpec:
+        """Parse anything torch.export accepts as ``dynamic_shapes`` for these inputs."""
+        from exportcore.shapes.parse import parse
+
+        roots, slots = parse(dynamic_shapes, args, kwargs, model)
+        return cls(roots, slots)
+
+    # -- views ---------------------------------------------------------------------------
+
+    @property
+    def dims(self) -> dict[str, DimRange]:
+        """Root name -> declared (min, max-or-cap, kind)."""
+        return {
+            n: DimRange(r.min, r.max if r.max is not None else self._ranges[n][1], r.kind)
+            for n, r in self.roots.items()
+        }
+
+    @property
+    def derived(self) -> dict[str, tuple[str, sympy.Expr]]:
+        """Derived dim label -> (root name, sympy expression of the root)."""
+        return {a.label: (a.root, a.expr) for a in self.axes() if a.derived}  # type: ignore[misc]
+
+    def axes(self) -> Iterator[Axis]:
+        """Yield every axis of every tensor input."""
+        for slot in self.tensors:
+            yield from slot.axes
+
+    def axes_of(self, root: str) -> list[Axis]:
+        """Return the axes whose size depends on ``root``."""
+        return [a for a in self.axes() if a.root == root]
+
+    def root_range(self, name: str) -> tuple[int, int]:
+        """Return the (lo, hi) a root may take so every size it drives is valid."""
+        if name not in self._ranges:
+            raise KeyError(f"no dynamic dim named {name!r}; known: {sorted(self.roots)}")
+        return self._ranges[name]
+
+    def declared_ranges(self) -> dict[str, str]:
+        """Root name -> the declared range as ``"[lo, hi]"`` (``int_oo`` when unbounded)."""
+        return {
+            n: f"[{r.min}, {'int_oo' if r.max is None else r.max}]" for n, r in self.roots.items()
+        }
+
+    def example_assignment(self) -> dict[str, int]:
+        """Return the assignment the example inputs realize (roots with a known example)."""
+        return {n: r.example for n, r in self.roots.items() if r.example is not None}
+
+    def shapes_for(self, assignment: dict[str, int]) -> dict[str, tuple[int, ...]]:
+        """Return input path -> concrete shape for an assignment of roots (and pinned axes)."""
+        unknown = set(assignment) - set(self.roots) - {a.key for a in self.axes()}
+        if unknown:
+            raise ValueError(f"assignment: unknown dim(s) {sorted(unknown)}")
+        out = {}
+        for slot in self.tensors:
+            out[slot.path] = tuple(self._size(a, assignment) for a in slot.axes)
+        return out
+
+    def violations(self, assignment: dict[str, int]) -> list[str]:
+        """Return labels of every declared rule the assignment breaks (empty: in spec)."""
+        found = []
+        for name, root in self.roots.items():
+            value = assignment.get(name, root.example)
+            if value is None:
+                continue
+            if value < root.min:
+                found.append(f"below_min:{name}")
+            if root.max is not None and value > root.max:
+                found.append(f"above_max:{name}")
+        for axis in self.axes():
+            if axis.key not in assignment or axis.key in self.roots:
+                continue
+            value = assignment[axis.key]
+            if axis.static:
+                if value != axis.size:
+                    found.append(f"static_changed:{axis.key}")
+            elif value != evaluate(axis.expr, axis.root, assignment.get(axis.root, 0)):
+                found.append(f"relation_broken:{axis.key}")
+        return found
+
+    def with_exported_ranges(self, range_constraints: dict[str, Any]) -> ShapeSpec:
+        """Return a copy that may draw size 1 for named roots whose exported range kept it.
+
+        ``range_constraints`` maps root names (see ``exportcore.shapes.exported``) to
+        ``(lo, hi)`` or ``"VR[lo, hi]"``; unknown names are ignored.
+        """
+        roots = dict(self.roots)
+        for name, rng in range_constraints.items():
+            root = roots.get(name)
+            if root is None:
+                continue
+            lo, _ = parse_range(rng)
+            keep = root.kind == "named" and root.min <= 1 and lo <= 1
+            roots[name] = replace(root, keep01=keep)
+        return ShapeSpec(roots, list(self.tensors))
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _size(self, axis: Axis, assignment: dict[str, int]) -> int:
+        if axis.key in assignment:
+            return int(assignment[axis.key])
+        if axis.static:
+            return axis.size
+        if axis.root not in assignment:
+            raise ValueError(f"assignment: no value for dim {axis.root!r} (needed by {axis.key})")
+        return evaluate(axis.expr, axis.root, int(assignment[axis.root]))
+
+    def _solve(self, name: str) -> tuple[int, int, str]:
+        root = self.roots[name]
+        floor = 1 if root.keep01 else SIZE_FLOOR
+        lo = max(root.min, floor)
+        needs = []
+        for axis in self.axes_of(name):
+            # torch guards every derived size >= 2 as well (measured: ``d - 1 >= 2``)
+            axis_floor = SIZE_FLOOR if axis.derived else floor
+            rlo, _ = root_bounds(axis.expr, name, axis_floor, None)
+            if rlo is not None and rlo > lo:
+                lo = rlo
+                needs.append(f"{axis.label} >= {axis_floor} needs {name} >= {rlo}")
+        if root.max is not None:
+            hi = root.max
+        else:
+            hi = max(lo, root.example or 0) + DEFAULT_SPAN
+        declared = f"[{root.min}, {'int_oo' if root.max is None else root.max}]"
+        why = f"dim {name!r} declared {declared} has no valid size"
+        if needs:
+            why += " (" + ", ".join(needs) + ")"
+        elif lo > hi:
+            why += f" (torch.export specializes sizes below {floor})"
+        return lo, hi, why

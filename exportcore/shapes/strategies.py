@@ -1,0 +1,148 @@
+"""Hypothesis strategies over a ShapeSpec: in-spec assignments and labelled out-of-spec ones.
+
+Out-of-spec draws only use sizes torch.export 2.14 actually guards: the exported module
+does not check lower bounds <= 2 (a dim declared ``min=2`` still runs at size 0 or 1,
+measured), so ``below_min`` is only drawn for roots declared ``min >= 3`` and never goes
+below 2. Size 0/1 acceptance is a separate question (the engine's ``size01`` finding).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Callable
+
+from hypothesis import strategies as st
+
+from exportcore.shapes.solve import coefficients, evaluate
+from exportcore.shapes.spec import SIZE_FLOOR, Axis, ShapeSpec
+
+__all__ = ["valid_assignments", "invalid_assignments", "invalid_labels", "Violation", "violation_kinds"]
+
+LABEL_KINDS = ("below_min", "above_max", "static_changed", "relation_broken")
+
+
+def root_values(lo: int, hi: int, example: int | None = None) -> st.SearchStrategy[int]:
+    """Integers in [lo, hi] that hit the bounds and their neighbours often and shrink to lo."""
+    edges = sorted({v for v in (lo, lo + 1, hi - 1, hi, example) if v is not None and lo <= v <= hi})
+    # One integer choice, its range extended past hi by slots that stand for the edges:
+    # about a third of draws land on an edge, and shrinking (towards lo) leaves the edge
+    # slots for plain values, so a failure at hi - 1 still shrinks to the smallest failing
+    # size. A one_of(integers, sampled_from(edges)) gets stuck on the edge it drew.
+    extra = max(len(edges), (hi - lo + 1) // 2)
+
+    def pick(u: int) -> int:
+        return u if u <= hi else edges[(u - hi - 1) % len(edges)]
+
+    return st.integers(lo, hi + extra).map(pick)
+
+
+def valid_assignments(spec: ShapeSpec) -> st.SearchStrategy[dict[str, int]]:
+    """Draw root assignments inside every declared range with every relation satisfied."""
+    parts = {}
+    for name, root in spec.roots.items():
+        lo, hi = spec.root_range(name)
+        parts[name] = root_values(lo, hi, root.example)
+    return st.fixed_dictionaries(parts)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One way to leave the spec: ``make(valid_assignment, pick)`` breaks exactly ``label``."""
+
+    label: str
+    make: Callable[[dict[str, int], int], dict[str, int]]
+
+    @property
+    def kind(self) -> str:
+        return self.label.split(":", 1)[0]
+
+
+def violation_kinds(spec: ShapeSpec) -> list[Violation]:
+    """Return every applicable violation of the spec, one per root bound / static axis / relation."""
+    out: list[Violation] = []
+    for name, root in spec.roots.items():
+        exprs = [a.expr for a in spec.axes_of(name)]
+        below = [v for v in range(max(SIZE_FLOOR, root.min - 3), root.min) if _sizes_ok(exprs, name, v)]
+        if below:
+            out.append(Violation(f"below_min:{name}", _set_root(name, below)))
+        if root.max is not None:
+            out.append(Violation(f"above_max:{name}", _set_root(name, [root.max + 1, root.max + 2, root.max + 3])))
+    for axis in spec.axes():
+        if axis.static:
+            out.append(Violation(f"static_changed:{axis.key}", _change_static(axis)))
+    for axis in spec.axes():
+        if not axis.static and _breakable(spec, axis):
+            out.append(Violation(f"relation_broken:{axis.key}", _break_relation(spec, axis)))
+    return out
+
+
+def invalid_labels(spec: ShapeSpec) -> list[str]:
+    """Return the labels invalid_assignments can draw (empty: nothing is out of spec)."""
+    return [v.label for v in violation_kinds(spec)]
+
+
+def invalid_assignments(spec: ShapeSpec) -> st.SearchStrategy[tuple[str, dict[str, int]]]:
+    """Draw ``(label, assignment)`` where the assignment breaks exactly what the label names."""
+    kinds = violation_kinds(spec)
+    if not kinds:
+        return st.nothing()
+    return st.tuples(st.sampled_from(kinds), valid_assignments(spec), st.integers(0, 2)).map(
+        lambda t: (t[0].label, t[0].make(t[1], t[2]))
+    )
+
+
+def concrete_invalid(spec: ShapeSpec, rng: random.Random) -> list[tuple[str, dict[str, int]]]:
+    """Return one concrete (label, assignment) per applicable violation, drawn with ``rng``."""
+    base = {}
+    for name in spec.roots:
+        lo, hi = spec.root_range(name)
+        base[name] = rng.randint(lo, hi)
+    return [(v.label, v.make(dict(base), rng.randint(0, 2))) for v in violation_kinds(spec)]
+
+
+# -- builders ------------------------------------------------------------------------------
+
+
+def _sizes_ok(exprs: list, root: str, value: int) -> bool:
+    return all(evaluate(e, root, value) >= 0 for e in exprs)
+
+
+def _set_root(name: str, values: list[int]) -> Callable[[dict[str, int], int], dict[str, int]]:
+    def make(base: dict[str, int], pick: int) -> dict[str, int]:
+        return {**base, name: values[pick % len(values)]}
+
+    return make
+
+
+def _change_static(axis: Axis) -> Callable[[dict[str, int], int], dict[str, int]]:
+    options = [s for s in (axis.size + 1, axis.size + 2, axis.size - 1) if s >= SIZE_FLOOR and s != axis.size]
+
+    def make(base: dict[str, int], pick: int) -> dict[str, int]:
+        return {**base, axis.key: options[pick % len(options)]}
+
+    return make
+
+
+def _breakable(spec: ShapeSpec, axis: Axis) -> bool:
+    """A relation exists to break: the root drives another axis, or the axis is a multiple."""
+    lo, hi = spec.root_range(axis.root)  # type: ignore[arg-type]
+    a, _ = coefficients(axis.expr, axis.root)  # type: ignore[arg-type]
+    shared = len(spec.axes_of(axis.root)) > 1  # type: ignore[arg-type]
+    return hi > lo and (shared or a > 1)
+
+
+def _break_relation(spec: ShapeSpec, axis: Axis) -> Callable[[dict[str, int], int], dict[str, int]]:
+    root = axis.root
+    lo, hi = spec.root_range(root)  # type: ignore[arg-type]
+    a, _ = coefficients(axis.expr, root)  # type: ignore[arg-type]
+    top = evaluate(axis.expr, root, hi)  # type: ignore[arg-type]
+
+    def make(base: dict[str, int], pick: int) -> dict[str, int]:
+        # stay inside the axis's own range so only the relation is broken, not a bound
+        value = evaluate(axis.expr, root, base[root])  # type: ignore[arg-type, index]
+        step = 1 + pick % max(1, a - 1) if a > 1 else 1
+        size = value + step if value + step <= top else value - step
+        return {**base, axis.key: size}
+
+    return make

@@ -1,0 +1,151 @@
+"""Build inputs for a drawn shape by resizing the example inputs, or through a user factory.
+
+Resized tensors keep dtype, device, layout, requires_grad and the example's value domain:
+integers stay within the observed min..max (token ids stay below the vocabulary size),
+bools keep their rate of True, constant tensors (masks of ones) stay constant, floats that
+are never negative stay uniform in the observed range, other floats follow the observed
+mean and std. Tensors whose shape does not change are cloned; non-tensor leaves are kept.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from exportcore.shapes.parse import input_paths
+from exportcore.shapes.spec import ShapeSpec
+from exportcore.shapes.strategies import valid_assignments
+
+__all__ = ["Drawn", "synthesize", "inputs_strategy", "input_shapes"]
+
+
+@dataclass
+class Drawn:
+    """One drawn input: the root assignment (empty for a user strategy) and the inputs."""
+
+    assignment: dict[str, int]
+    shapes: dict[str, tuple[int, ...]]
+    args: tuple
+    kwargs: dict[str, Any]
+    seed: int = 0
+
+
+def synthesize(args: tuple, kwargs: dict | None, shapes: dict[str, tuple], *, seed: int) -> tuple[tuple, dict]:
+    """Return new (args, kwargs) whose tensor at each path in ``shapes`` has that shape."""
+    from torch.utils._pytree import tree_flatten, tree_unflatten
+
+    if not isinstance(args, tuple):
+        raise TypeError(f"args must be a tuple, got {type(args).__name__}")
+    kwargs = dict(kwargs or {})
+    leaves, treespec = tree_flatten((args, kwargs))
+    paths = input_paths(args, kwargs)
+    known = {p for p, _ in paths}
+    unknown = set(shapes) - known
+    if unknown:
+        raise ValueError(f"shapes: no input at {sorted(unknown)}; inputs are {sorted(known)}")
+    out = []
+    for (path, leaf), same in zip(paths, leaves):
+        assert same is leaf
+        out.append(_resize(leaf, shapes.get(path), seed ^ zlib.crc32(path.encode())))
+    new_args, new_kwargs = tree_unflatten(out, treespec)
+    return tuple(new_args), new_kwargs
+
+
+def input_shapes(args: tuple, kwargs: dict | None) -> dict[str, tuple[int, ...]]:
+    """Return path -> shape of every tensor input."""
+    import torch
+
+    return {p: tuple(v.shape) for p, v in input_paths(args, kwargs) if isinstance(v, torch.Tensor)}
+
+
+def inputs_strategy(
+    spec: ShapeSpec, args: tuple, kwargs: dict | None, user_inputs: Any = None, *, seed: int = 0
+) -> st.SearchStrategy[Drawn]:
+    """Draw in-spec inputs: resized examples, a user factory ``(shapes, rng)``, or a user strategy."""
+    if isinstance(user_inputs, st.SearchStrategy):
+        return user_inputs.map(_from_user)
+    if user_inputs is not None and not callable(user_inputs):
+        raise TypeError(
+            f"inputs must be a callable (shapes, rng) -> (args, kwargs) or a hypothesis strategy, "
+            f"got {type(user_inputs).__name__}"
+        )
+
+    def build(assignment: dict[str, int]) -> Drawn:
+        # values follow from the shape, not from a drawn seed: shrinking then only ever
+        # works on sizes, and each shape is reproducible from (seed, shape) alone
+        value_seed = (seed ^ zlib.crc32(repr(sorted(assignment.items())).encode())) & 0xFFFFFFFF
+        shapes = spec.shapes_for(assignment)
+        if user_inputs is None:
+            new_args, new_kwargs = synthesize(args, kwargs, shapes, seed=value_seed)
+        else:
+            new_args, new_kwargs = _check_pair(user_inputs(shapes, random.Random(value_seed)))
+        return Drawn(assignment, shapes, new_args, new_kwargs, value_seed)
+
+    return valid_assignments(spec).map(build)
+
+
+def _from_user(value: Any) -> Drawn:
+    new_args, new_kwargs = _check_pair(value)
+    return Drawn({}, input_shapes(new_args, new_kwargs), new_args, new_kwargs)
+
+
+def _check_pair(value: Any) -> tuple[tuple, dict]:
+    if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], tuple)):
+        raise TypeError(f"inputs must produce (args: tuple, kwargs: dict), got {type(value).__name__}")
+    if value[1] is not None and not isinstance(value[1], dict):
+        raise TypeError(f"inputs must produce (args, kwargs) with kwargs a dict, got {type(value[1]).__name__}")
+    return value[0], dict(value[1] or {})
+
+
+def _resize(leaf: Any, shape: tuple | None, seed: int) -> Any:
+    import torch
+
+    if not isinstance(leaf, torch.Tensor):
+        return leaf
+    if shape is None or tuple(shape) == tuple(leaf.shape) or leaf.layout != torch.strided:
+        # sparse / nested layouts cannot be regrown element-wise; keep them as they are
+        return leaf.detach().clone().requires_grad_(leaf.requires_grad)
+    gen = torch.Generator().manual_seed(seed % (2**63))
+    shape = tuple(int(s) for s in shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"shapes: negative size in {list(shape)}")
+    ref = leaf.detach().cpu()
+    new = _values(ref, shape, gen)
+    if leaf.dim() == 4 and leaf.is_contiguous(memory_format=torch.channels_last) and not leaf.is_contiguous():
+        new = new.contiguous(memory_format=torch.channels_last)
+    new = new.to(leaf.device)
+    if leaf.requires_grad:
+        new.requires_grad_(True)
+    return new
+
+
+def _values(ref: Any, shape: tuple[int, ...], gen: Any) -> Any:
+    import torch
+
+    dtype = ref.dtype
+    if ref.numel() == 0:
+        return torch.zeros(shape, dtype=dtype)
+    if dtype == torch.bool:
+        rate = ref.float().mean().item()
+        return torch.rand(shape, generator=gen) < rate
+    if not (dtype.is_floating_point or dtype.is_complex):
+        lo, hi = int(ref.min().item()), int(ref.max().item())
+        return torch.randint(lo, hi + 1, shape, generator=gen, dtype=torch.int64).to(dtype)
+    if dtype.is_complex:
+        scale = ref.abs().double().std().item() if ref.numel() > 1 else 1.0
+        return (torch.randn(shape, generator=gen, dtype=dtype) * scale).to(dtype)
+    wide = ref.double()
+    wide = wide[torch.isfinite(wide)]  # a NaN/inf in the example says nothing about the domain
+    if wide.numel() == 0:
+        return torch.zeros(shape, dtype=dtype)
+    lo, hi = wide.min().item(), wide.max().item()
+    if lo == hi:
+        return torch.full(shape, lo, dtype=dtype)
+    if lo >= 0:
+        return (torch.rand(shape, generator=gen, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
+    mean, std = wide.mean().item(), (wide.std().item() if wide.numel() > 1 else 1.0)
+    return (torch.randn(shape, generator=gen, dtype=torch.float64) * std + mean).to(dtype)
