@@ -70,7 +70,7 @@ def run_inference(fn: Callable[..., Any], args: tuple, kwargs: dict, *, seed: in
     return RunResult(outputs=detach_tree(out))
 
 
-def run_training(module: Any, args: tuple, kwargs: dict, *, seed: int) -> RunResult:
+def run_training(module: Any, args: tuple, kwargs: dict, *, seed: int, backward: bool = True) -> RunResult:
     """Forward, then backward of a seeded weighted sum of the float outputs; grads and buffers after."""
     import torch
 
@@ -88,8 +88,8 @@ def run_training(module: Any, args: tuple, kwargs: dict, *, seed: int) -> RunRes
             if t.requires_grad and (t.is_floating_point() or t.is_complex()):
                 w = torch.rand(t.shape, generator=gen, dtype=torch.float32).to(device=t.device)
                 terms.append((t.real if t.is_complex() else t).float().mul(w).sum())
-        if terms:
+        if terms and backward:
             torch.stack(terms).sum().backward()
-    grads = {n: (None if p.grad is None else p.grad.detach().clone()) for n, p in params.items()}
+    grads = {n: (None if p.grad is None else p.grad.detach().clone()) for n, p in params.items()} if backward else None
     buffers = {n: b.detach().clone() for n, b in module.named_buffers() if b is not None}
     return RunResult(outputs=detach_tree(out), grads=grads, buffers=buffers)

@@ -38,11 +38,11 @@ def prepare(run: Run) -> None:
         run.model.train(run.mode.training)
 
 
-def run_side(run: Run, fn: Any, args: tuple, kwargs: dict) -> RunResult:
+def run_side(run: Run, fn: Any, args: tuple, kwargs: dict, *, backward: bool = True) -> RunResult:
     """Run eager or exported code on copies of the inputs, the mode's way, from the snapshot state."""
     if run.mode.training:
         _reset_state(run, fn)
-        return run_training(fn, args, kwargs, seed=run.seed)
+        return run_training(fn, args, kwargs, seed=run.seed, backward=backward)
     return run_inference(fn, args, kwargs, seed=run.seed)
 
 
@@ -181,7 +181,7 @@ def numerics_on_examples(run: Run, reference: RunResult) -> None:
             if program is None:
                 continue
             try:
-                actual = run_side(run, program, run.args, run.kwargs)
+                actual = run_side(run, program, run.args, run.kwargs, backward=label != "decomposed")
             except Exception as exc:
                 failure = classify(exc, "run")
                 failure.message = f"{label} program failed on the example inputs: {failure.message}"

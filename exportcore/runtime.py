@@ -61,7 +61,7 @@ def _explore_valid(run: Run) -> None:
             if program is None:
                 continue
             try:
-                actual = run_side(run, program, args, kwargs)
+                actual = run_side(run, program, args, kwargs, backward=label != "decomposed")
             except Exception as exc:
                 if is_guard_error(exc):
                     if "accept" not in run.checks:
