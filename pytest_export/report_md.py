@@ -19,7 +19,7 @@ MAX_FAILURES = 50
 MAX_TEXT = 300  # characters of one message or hint
 MAX_BYTES = 900_000
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
 
 
 def _text(value: Any, limit: int = MAX_TEXT) -> str:
@@ -30,12 +30,13 @@ def _text(value: Any, limit: int = MAX_TEXT) -> str:
     return _MD_SPECIAL.sub(r"\\\1", s).replace("&", "&amp;")
 
 
-def _code(value: Any, limit: int = MAX_TEXT) -> str:
-    """Return ``value`` as an inline code span safe inside a table cell."""
+def _code(value: Any, limit: int = MAX_TEXT, *, cell: bool = False) -> str:
+    """Return ``value`` as an inline code span (``cell``: safe inside a table cell)."""
     s = " ".join(str(value).split())
     if len(s) > limit:
         s = s[: limit - 1] + "…"
-    s = s.replace("|", "\\|")
+    if cell:
+        s = s.replace("|", "\\|")  # GFM splits cells before it sees code spans
     fence = "``" if "`" in s else "`"
     return f"{fence} {s} {fence}" if fence == "``" else f"`{s}`"
 
@@ -94,7 +95,7 @@ def _matrix(records: list[dict[str, Any]]) -> list[str]:
             failure = (r.get("outcome") or {}).get("failure")
             stage = f" · {_text(failure['stage'])}" if failure and r["verdict"] not in EXPORTABLE else ""
             cells.append(f"{VERDICT_MARK.get(r['verdict'], '')} {r['verdict']}{stage}")
-        out.append(f"| {_code(case, 120)} | " + " | ".join(cells) + " |")
+        out.append(f"| {_code(case, 120, cell=True)} | " + " | ".join(cells) + " |")
     if len(cases) > MAX_ROWS:
         out.append(f"\n_… {len(cases) - MAX_ROWS} more cases; see the HTML/JSON report._")
     return out
@@ -138,7 +139,7 @@ def _categories(report: dict[str, Any]) -> list[str]:
     if not cats:
         return []
     return ["", "### Failure categories", "", "| category | count |", "|---|---|",
-            *(f"| {_code(k)} | {v} |" for k, v in list(cats.items())[:30])]
+            *(f"| {_code(k, cell=True)} | {v} |" for k, v in list(cats.items())[:30])]
 
 
 def render_markdown(report: dict[str, Any]) -> str:

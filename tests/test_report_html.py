@@ -1,0 +1,214 @@
+"""HTML report: parsed and checked for the matrix, failure details, escaping and self-containment."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import pytest
+from report_factory import make_record, sample_records
+
+from pytest_export.report import build_report
+from pytest_export.report_html import record_anchor, render_html
+
+VOID = {"meta", "br", "hr", "img", "input", "link", "rect", "source", "wbr"}
+
+
+class Node:
+    def __init__(self, tag: str, attrs: dict[str, str], parent: Node | None) -> None:
+        self.tag, self.attrs, self.parent = tag, attrs, parent
+        self.children: list[Node | str] = []
+
+    def text(self) -> str:
+        return "".join(c if isinstance(c, str) else c.text() for c in self.children)
+
+    def iter(self, tag: str | None = None):
+        for c in self.children:
+            if isinstance(c, Node):
+                if tag is None or c.tag == tag:
+                    yield c
+                yield from c.iter(tag)
+
+    def classes(self) -> set[str]:
+        return set(self.attrs.get("class", "").split())
+
+
+class TreeBuilder(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = self.cur = Node("#root", {}, None)
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, {k: v or "" for k, v in attrs}, self.cur)
+        self.cur.children.append(node)
+        if tag not in VOID:
+            self.cur = node
+
+    def handle_startendtag(self, tag, attrs):
+        self.cur.children.append(Node(tag, {k: v or "" for k, v in attrs}, self.cur))
+
+    def handle_endtag(self, tag):
+        node = self.cur
+        while node is not None and node.tag != tag:
+            node = node.parent
+        assert node is not None and node.parent is not None, f"unbalanced </{tag}>"
+        self.cur = node.parent
+
+    def handle_data(self, data):
+        self.cur.children.append(data)
+
+
+def parse(html: str) -> Node:
+    builder = TreeBuilder()
+    builder.feed(html)
+    builder.close()
+    assert builder.cur is builder.root, f"unclosed <{builder.cur.tag}>"
+    return builder.root
+
+
+def by_id(root: Node) -> dict[str, Node]:
+    return {n.attrs["id"]: n for n in root.iter() if "id" in n.attrs}
+
+
+@pytest.fixture(scope="module")
+def page() -> Node:
+    report = build_report(sample_records(), environment={"python": "3.11", "torch": "2.14.1"})
+    return parse(render_html(report))
+
+
+def test_page_is_self_contained(page):
+    tags = {n.tag for n in page.iter()}
+    assert "script" not in tags and "link" not in tags and "iframe" not in tags
+    for node in page.iter():
+        for name in ("src", "href"):
+            value = node.attrs.get(name, "")
+            assert not value or value.startswith("#"), f"<{node.tag} {name}={value!r}> leaves the page"
+    assert any(n.tag == "style" for n in page.iter())
+
+
+def test_matrix_has_one_row_per_case_and_a_column_per_mode(page):
+    matrix = next(t for t in page.iter("table") if "matrix" in t.classes())
+    header = [th.text() for th in next(matrix.iter("thead")).iter("th")]
+    assert header == ["case", "strict", "non_strict", "training"]
+    rows = {next(r.iter("th")).text(): [td.text() for td in r.iter("td")] for r in next(matrix.iter("tbody")).iter("tr")}
+    assert rows["tests/test_a.py::test_mlp"] == ["passed"] * 3
+    assert rows["tests/test_a.py::test_branch"] == ["FAILEDcapture", "xfailcapture", "—"]
+    assert rows["tests/test_b.py::test_conv[4]"] == ["passed", "ERROReager", "—"]
+    # Rows with problems come first; verdicts are written, not only colored.
+    assert list(rows)[-1] == "tests/test_a.py::test_mlp"
+
+
+def test_every_matrix_cell_links_to_that_records_details(page):
+    ids = by_id(page)
+    matrix = next(t for t in page.iter("table") if "matrix" in t.classes())
+    links = [a.attrs["href"][1:] for a in matrix.iter("a")]
+    assert len(links) == 7
+    for anchor in links:
+        assert anchor in ids
+    failed = ids[record_anchor("tests/test_a.py::test_branch", "strict")]
+    assert failed.tag == "article" and "FAILED" in failed.text()
+
+
+def test_failure_detail_shows_what_broke_where_and_what_to_try(page):
+    article = by_id(page)[record_anchor("tests/test_a.py::test_branch", "strict")]
+    text = article.text()
+    for expected in (
+        "[capture] data-dependent: torch._dynamo.exc.UserError: Could not guard on data-dependent expression",
+        "use torch.cond or torch._check",  # hint
+        "tests/test_a.py:12", "if x.sum() > 0:",  # user source line
+        "cond_predicate",  # nearest ExportDB case
+        "[1, 64]", "VR[2, 64]",  # declared vs exported ranges
+        "args[0]", "1×3",  # counterexample shape
+        "batch specialized to 4",  # finding
+        "capture 0.400s",  # timings
+    ):
+        assert expected in text, expected
+    summaries = [d for d in article.iter("details")]
+    assert any("Exported graph code" in d.text() and "torch.ops.aten.linear" in d.text() for d in summaries)
+    assert any("torch traceback" in d.text() for d in summaries)
+
+
+def test_failures_are_listed_before_the_matrix(page):
+    order = [n.attrs["id"] for n in page.iter("h2") if "id" in n.attrs]
+    assert order.index("failures") < order.index("matrix")
+    index = next(t for t in page.iter("table") if "index" in t.classes())
+    assert [a.attrs["href"][1:] for a in index.iter("a")] == [
+        record_anchor("tests/test_a.py::test_branch", "strict"),
+        record_anchor("tests/test_b.py::test_conv[4]", "non_strict"),
+    ]
+
+
+def test_category_chart_is_inline_svg(page):
+    svg = next(page.iter("svg"))
+    assert "data-dependent" in svg.text()
+    assert len(list(svg.iter("rect"))) == 2
+
+
+def _after(node: Node, tag: str) -> Node:
+    siblings = [c for c in node.parent.children if isinstance(c, Node)]
+    return next(n for n in siblings[siblings.index(node) + 1:] if n.tag == tag)
+
+
+def test_stage_timings_and_op_histogram_are_shown(page):
+    ids = by_id(page)
+    ops = _after(ids["ops"], "svg").text()
+    assert "aten.linear.default" in ops and "14" in ops  # 7 records x 2 linear nodes
+    timings = [[td.text() for td in tr.iter("td")] for tr in _after(ids["timings"], "table").iter("tr")][1:]
+    assert [row[0] for row in timings] == ["eager", "capture", "decompose", "numerics"]  # pipeline order
+    assert timings[1][1:] == ["2.80", "0.400", "0.400", "7"]
+
+
+EVIL = "<script>alert('x')</script>"
+
+
+@pytest.mark.parametrize("where", ["case", "message", "hint", "environment", "code"])
+def test_user_and_exception_text_is_escaped(where):
+    case = f"tests/test_x.py::test_evil[{EVIL}]" if where == "case" else "tests/test_x.py::test_evil"
+    record = make_record(case, "strict", "failed", message=EVIL if where == "message" else "boom")
+    failure = record["outcome"]["failure"]
+    if where == "hint":
+        failure["hint"] = EVIL
+    if where == "code":
+        record["outcome"]["graph"]["code"] = EVIL
+        failure["source"]["code"] = EVIL
+    env = {"python": EVIL} if where == "environment" else {}
+    html = render_html(build_report([record], environment=env))
+    root = parse(html)
+    assert not any(n.tag in ("script", "img") for n in root.iter())
+    assert EVIL in root.text()
+    assert "<script>" not in html
+
+
+def test_quotes_in_attributes_are_escaped():
+    record = make_record("tests/test_x.py::test_q", "strict", "failed", message='x" onmouseover="alert(1)')
+    root = parse(render_html(build_report([record])))
+    assert not any("onmouseover" in n.attrs for n in root.iter())
+
+
+def test_incomplete_report_is_marked():
+    report = build_report(sample_records(), complete=False, stop_reason="interrupted (KeyboardInterrupt)")
+    root = parse(render_html(report))
+    banner = next(n for n in root.iter("p") if "banner" in n.classes())
+    assert "Incomplete run" in banner.text() and "KeyboardInterrupt" in banner.text()
+
+
+def test_gate_regressions_are_shown_first_and_link_to_details():
+    records = sample_records()
+    gate = {"baseline": "base.json", "failed": True, "regressions": [
+        {"case": "tests/test_a.py::test_branch", "mode": "strict", "test": "x", "before": "passed",
+         "after": "failed", "headline": "[capture] data-dependent", "why": ""}]}
+    root = parse(render_html(build_report(records, gate=gate)))
+    section = by_id(root)["gate"]
+    assert "Gate FAILED vs base.json" in section.text()
+    assert next(section.iter("a")).attrs["href"] == "#" + record_anchor("tests/test_a.py::test_branch", "strict")
+
+
+def test_long_graph_code_is_capped():
+    record = make_record()
+    record["outcome"]["graph"]["code"] = "x = 1\n" * 100_000
+    html = render_html(build_report([record]))
+    assert len(html) < 100_000 and "more characters cut" in html
+
+
+def test_empty_report_renders():
+    root = parse(render_html(build_report([])))
+    assert "No unexpected failures" in root.text()

@@ -1,0 +1,63 @@
+"""Markdown report: summary line, matrix, failures with hints; escaped and capped for a CI step summary."""
+
+from __future__ import annotations
+
+import re
+
+from report_factory import make_record, sample_records
+
+from pytest_export.report import build_report
+from pytest_export.report_md import MAX_BYTES, MAX_FAILURES, MAX_ROWS, render_markdown
+
+
+def test_summary_matrix_and_failures():
+    md = render_markdown(build_report(sample_records()))
+    lines = md.splitlines()
+    assert lines[0] == "## pytest-export"
+    assert "**7 results** (3 cases × 3 modes): 4 passed, 1 failed, 1 xfailed, 1 error" in md
+    assert "| case | strict | non\\_strict | training |" in lines
+    assert "| `tests/test_a.py::test_branch` | ❌ failed · capture | ➖ xfailed · capture | — |" in lines
+    assert "| `tests/test_a.py::test_mlp` | ✅ passed | ✅ passed | ✅ passed |" in lines
+    assert "### Failures (2)" in lines
+    failure = next(i for i, line in enumerate(lines) if line.startswith("- ❌ `tests/test_a.py::test_branch`"))
+    assert "[capture] data-dependent: torch._dynamo.exc.UserError: Could not guard" in lines[failure]
+    assert lines[failure + 1] == "  - at `tests/test_a.py:12`: `if x.sum() > 0:`"
+    assert lines[failure + 2].startswith("  - hint: use torch.cond")
+    assert "`cond_predicate`" in lines[failure + 3]
+    assert "1 expected failures (xfailed) not listed." in md
+
+
+def test_html_and_table_breaking_text_is_escaped():
+    record = make_record("tests/t.py::test_x[a|b]", "strict", "failed", message="<script>x</script> | `tick`")
+    record["outcome"]["failure"]["hint"] = "use <b>this</b>"
+    md = render_markdown(build_report([record]))
+    # Code spans show HTML literally; everywhere else a raw tag would be rendered by GitHub.
+    outside_code = re.sub(r"(`+).*?\1", "", md)
+    assert "<script>" in md and not re.search(r"(?<!\\)<", outside_code)
+    row = next(line for line in md.splitlines() if line.startswith("| ``") or line.startswith("| `tests"))
+    assert "a\\|b" in row  # a bare | would split the table cell
+    assert "``" in md  # code span holding a backtick uses a longer fence
+
+
+def test_gate_and_incomplete_run_are_stated():
+    gate = {"baseline": "base.json", "failed": True, "regressions": [
+        {"case": "tests/test_a.py::test_mlp", "mode": "strict", "test": "t", "before": "passed", "after": "failed",
+         "headline": "[capture] boom", "why": ""}], "improvements": [], "vanished": [], "deselected": []}
+    md = render_markdown(build_report(sample_records(), gate=gate, complete=False, stop_reason="interrupted"))
+    assert "**Gate** ❌ **failed** vs `base.json`: 1 regressions" in md
+    assert "- **Regression** `tests/test_a.py::test_mlp` [strict] passed → failed: \\[capture\\] boom" in md
+    assert "**Incomplete run**: interrupted" in md
+
+
+def test_long_runs_are_capped():
+    records = [make_record(f"tests/t.py::test_{i:04d}", "strict", "failed", message="m" * 5000) for i in range(400)]
+    md = render_markdown(build_report(records))
+    assert len(md.encode()) <= MAX_BYTES + 200
+    assert f"… {400 - MAX_ROWS} more cases" in md
+    assert f"… {400 - MAX_FAILURES} more failures" in md
+    assert "m" * 400 not in md
+
+
+def test_no_records():
+    md = render_markdown(build_report([]))
+    assert "**0 results**" in md and "No unexpected failures." in md
