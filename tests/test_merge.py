@@ -1,0 +1,161 @@
+"""Merging shard reports: union, duplicates, conflicts, one gate decision, the CLI's exit status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from report_factory import make_record, sample_records
+
+from pytest_export.__main__ import main
+from pytest_export.gate import Scope
+from pytest_export.merge import merge_reports
+from pytest_export.report import build_report, load_report, write_report
+
+A = "tests/test_a.py::test_mlp"
+B = "tests/test_b.py::test_conv[4]"
+
+
+def content(report):
+    """Return what must agree between runs: everything but environment, timings and durations."""
+    out = {k: v for k, v in report.items() if k not in ("environment", "scope")}
+    out["records"] = []
+    for r in report["records"]:
+        r = dict(r, duration=0.0)
+        if r["outcome"]:
+            r["outcome"] = dict(r["outcome"], timings={})
+        out["records"].append(r)
+    return out
+
+
+def shard(records, files):
+    return build_report(records, scope=Scope(files=set(files), deselected=set()).to_dict(),
+                        environment={"host": str(files)})
+
+
+def test_merging_file_shards_equals_the_unsharded_report():
+    records = sample_records()
+    whole = shard(records, {"tests/test_a.py", "tests/test_b.py"})
+    a = shard([r for r in records if r["case"].startswith("tests/test_a.py")], {"tests/test_a.py"})
+    b = shard([r for r in records if r["case"].startswith("tests/test_b.py")], {"tests/test_b.py"})
+    merged = merge_reports([("b.json", b), ("a.json", a)])
+    assert not merged.duplicates and not merged.conflicts
+    assert content(merged.report) == content(whole)
+    assert merged.report["scope"] == whole["scope"]
+    assert [e["source"] for e in merged.report["environment"]["merged_from"]] == ["b.json", "a.json"]
+
+
+def test_same_verdict_twice_is_a_duplicate_kept_once():
+    rec = make_record(A, "strict")
+    merged = merge_reports([("1.json", build_report([rec])), ("2.json", build_report([dict(rec, duration=9.0)]))])
+    assert [(d["case"], d["mode"], d["sources"]) for d in merged.duplicates] == [(A, "strict", ["1.json", "2.json"])]
+    assert len(merged.report["records"]) == 1 and merged.report["records"][0]["duration"] == 0.5
+
+
+def test_different_verdicts_conflict_and_the_failing_record_is_kept():
+    merged = merge_reports([("1.json", build_report([make_record(A, "strict")])),
+                            ("2.json", build_report([make_record(A, "strict", "failed")]))])
+    assert merged.conflicts == [{"case": A, "mode": "strict", "sources": ["1.json", "2.json"],
+                                 "verdicts": {"1.json": ["passed"], "2.json": ["failed"]}}]
+    assert [r["verdict"] for r in merged.report["records"]] == ["failed"]
+
+
+def test_merge_gates_the_union_and_knows_what_each_shard_collected():
+    base = build_report([make_record(A, "strict"), make_record(B, "strict"), make_record(B, "training")])
+    a = shard([make_record(A, "strict", "failed")], {"tests/test_a.py"})
+    b = shard([make_record(B, "strict")], {"tests/test_b.py"})
+    merged = merge_reports([("a.json", a), ("b.json", b)], baseline=("base.json", base))
+    gate = merged.report["gate"]
+    assert gate["failed"] and [(e["case"], e["mode"]) for e in gate["regressions"]] == [(A, "strict")]
+    # test_b.py was collected by shard b and has no training record: vanished, not silently ignored.
+    assert [(e["case"], e["mode"]) for e in gate["vanished"]] == [(B, "training")]
+
+
+def test_a_test_deselected_in_one_shard_and_run_in_another_is_not_deselected():
+    a = build_report([make_record(A, "strict")],
+                     scope=Scope(files={"tests/test_a.py"}, deselected={f"{B[:-3]}[4-strict]"}).to_dict())
+    b = build_report([make_record(B, "strict")],
+                     scope=Scope(files={"tests/test_b.py"}, deselected={f"{A}[strict]"}).to_dict())
+    merged = merge_reports([("a", a), ("b", b)])
+    assert merged.report["scope"]["deselected"] == []
+
+
+def test_incomplete_shard_makes_the_merge_incomplete():
+    a = build_report([make_record(A, "strict")], complete=False, stop_reason="interrupted")
+    merged = merge_reports([("a.json", a), ("b.json", build_report([make_record(B, "strict")]))])
+    assert merged.report["complete"] is False and "a.json: interrupted" in merged.report["stop_reason"]
+
+
+@pytest.fixture
+def files(tmp_path):
+    base = build_report([make_record(A, "strict"), make_record(B, "strict", "failed")])
+    paths = {}
+    for name, records in {
+        "base": base["records"],
+        "ok_a": [make_record(A, "strict")],
+        "ok_b": [make_record(B, "strict")],
+        "bad_a": [make_record(A, "strict", "failed")],
+    }.items():
+        paths[name] = tmp_path / f"{name}.json"
+        write_report(build_report(records), paths[name])
+    return tmp_path, {k: str(v) for k, v in paths.items()}
+
+
+def test_cli_writes_every_output_and_exits_0_on_an_improvement(files, capsys):
+    tmp, p = files
+    outs = [str(tmp / "m.json"), str(tmp / "m.html"), str(tmp / "m.md")]
+    code = main(["merge", p["ok_a"], p["ok_b"], "--baseline", p["base"], *sum((["-o", o] for o in outs), [])])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "merged 2 report(s): 2 records (2 passed)" in out
+    assert "export gate passed vs" in out and f"improvement {B} [strict]: failed -> passed" in out
+    assert load_report(outs[0])["gate"]["improvements"][0]["case"] == B
+    assert "<table class=\"matrix\">" in (tmp / "m.html").read_text()
+    assert (tmp / "m.md").read_text().startswith("## pytest-export")
+
+
+def test_cli_exits_1_on_a_regression(files, capsys):
+    tmp, p = files
+    assert main(["merge", p["bad_a"], p["ok_b"], "--baseline", p["base"], "-o", str(tmp / "m.json")]) == 1
+    assert f"REGRESSION {A} [strict]: passed -> failed" in capsys.readouterr().out
+
+
+def test_cli_exits_2_on_a_conflict_unless_allowed(files, capsys):
+    tmp, p = files
+    out = tmp / "m.json"
+    assert main(["merge", p["ok_a"], p["bad_a"], "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"conflicting records for {A} [strict]" in err and not out.exists()
+    assert main(["merge", p["ok_a"], p["bad_a"], "--allow-conflicts", "-o", str(out)]) == 0
+    assert [r["verdict"] for r in load_report(out)["records"]] == ["failed"]
+
+
+def test_cli_warns_on_duplicates(files, capsys):
+    tmp, p = files
+    assert main(["merge", p["ok_a"], p["ok_a"], "-o", str(tmp / "m.json")]) == 0
+    assert f"warning: duplicate record {A} [strict]" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("problem", ["corrupt", "missing", "bad_output"])
+def test_cli_exits_2_with_a_clear_message_on_bad_input(files, capsys, problem):
+    tmp, p = files
+    (tmp / "corrupt.json").write_text(json.dumps({"schema": "other"}))
+    args = {
+        "corrupt": [str(tmp / "corrupt.json"), "-o", str(tmp / "m.json")],
+        "missing": [str(tmp / "nope.json"), "-o", str(tmp / "m.json")],
+        "bad_output": [p["ok_a"], "-o", str(tmp / "m.txt")],
+    }[problem]
+    assert main(["merge", *args]) == 2
+    err = capsys.readouterr().err
+    assert {"corrupt": "corrupt.json: not an export report", "missing": "nope.json: file does not exist",
+            "bad_output": "unknown format '.txt'"}[problem] in err
+
+
+def test_python_dash_m_entry_point(files):
+    tmp, p = files
+    proc = subprocess.run([sys.executable, "-m", "pytest_export", "merge", p["ok_a"], "-o", str(tmp / "x.md")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp / "x.md").exists()
