@@ -1,0 +1,1 @@
+"""ExportDB cases, one module per category; builders import torch lazily."""

@@ -1,0 +1,266 @@
+"""The ExportDB registry: declarative cases, the tag taxonomy and expectations per mode.
+
+A case is declared in ``exportdb/cases/<category>.py`` with the :func:`case` decorator on a
+builder function. The builder imports torch itself, so importing the registry (and listing
+the catalog) never imports torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Union
+
+__all__ = [
+    "CATEGORIES", "MODES", "TAGS", "PASS", "Pass", "Fails", "Expectation", "ExportCase",
+    "case", "all_cases", "get", "by_tag", "by_category", "validate",
+]
+
+MODES = ("strict", "non_strict", "training")
+
+#: torch's own ExportDB tags, then ours for the pain points torch's catalog does not name.
+TAGS: dict[str, str] = {
+    "python.assert": "assert statements in forward",
+    "python.builtin": "Python builtins (len, isinstance, id, getattr, ...)",
+    "python.closure": "closures and functions captured from an enclosing scope",
+    "python.context-manager": "with-statements in forward",
+    "python.control-flow": "Python if/for/while in forward",
+    "python.data-structure": "lists, dicts, tuples, sets built or indexed in forward",
+    "python.object-model": "classes, properties, methods, module attributes",
+    "python.standard-library": "math, functools, itertools, operator, ...",
+    "torch.cond": "torch.cond: data-dependent branches captured as one graph",
+    "torch.dynamic-shape": "symbolic sizes: Dim, derived dims, specialization",
+    "torch.dynamic-value": "values only known at run time",
+    "torch.escape-hatch": "torch._check, torch._check_is_size and other hints to the tracer",
+    "torch.map": "torch.map over the leading dimension",
+    "torch.mutation": "in-place updates of inputs, buffers and attributes",
+    "torch.operator": "operators, custom ops and their fake kernels",
+    "data-dependent": "shapes or branches that depend on tensor values (item, nonzero, ...)",
+    "training": "train() behaviour: BatchNorm stats, Dropout, gradients",
+    "pytree": "nested inputs and outputs: dicts, dataclasses, namedtuples",
+    "custom-op": "ops defined with torch.library",
+    "hooks": "forward hooks and pre-hooks on modules",
+    "dtype": "dtype promotion and casts",
+    "higher-order": "higher-order ops: while_loop, scan, map, cond",
+    "specialization": "dims export turns into constants (0/1, Dim.AUTO, code that fixes a size)",
+    "derived-dim": "dims defined from other dims (2*d, d+1)",
+    "constraint-violation": "declared dynamic shapes that the code contradicts",
+    "autograd-function": "torch.autograd.Function subclasses",
+    "aliasing": "outputs that alias inputs or each other, views",
+    "scalar-args": "int/float/bool/str arguments to forward",
+    "kwargs": "keyword and keyword-only arguments",
+    "module-attribute": "constants, attributes and submodules used in forward",
+}
+
+#: One module per category under exportdb/cases/, in the order the docs list them.
+CATEGORIES = (
+    "control_flow", "cond", "higher_order", "data_dependent", "dynamic_shapes", "constraints",
+    "mutation", "training", "custom_ops", "pytree", "arguments", "hooks", "object_model",
+    "autograd", "dtype", "escapes", "builtins", "context_managers", "closures", "stdlib",
+    "asserts", "data_structures", "operators",
+)
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Pass:
+    """The mode exports and every check holds."""
+
+    def to_marker(self) -> None:
+        return None
+
+    def __str__(self) -> str:
+        return "passes"
+
+
+PASS = Pass()
+
+
+@dataclass(frozen=True)
+class Fails:
+    """The mode fails with a classified ``category`` (an ExportDB tag or engine category)."""
+
+    category: str
+    stage: str | None = None
+    why: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.category, str) or not self.category:
+            raise TypeError("Fails.category must be a non-empty str")
+
+    def to_marker(self) -> dict[str, Any]:
+        return {"reason": self.why or f"fails with {self.category}", "category": self.category}
+
+    def __str__(self) -> str:
+        where = f" at {self.stage}" if self.stage else ""
+        return f"fails: {self.category}{where}"
+
+
+Expectation = Union[Pass, Fails]
+
+
+@dataclass(frozen=True)
+class ExportCase:
+    """One catalog entry: a builder for (model, inputs, dynamic shapes) plus what torch does with it."""
+
+    name: str
+    category: str
+    tags: tuple[str, ...]
+    description: str
+    expect: Mapping[str, Expectation]
+    build: Callable[[], Any] = field(repr=False, compare=False)
+    rewrite: str | None = None
+    examples: int = 2
+
+    @property
+    def supported(self) -> bool:
+        """Return True when every mode passes."""
+        return all(isinstance(e, Pass) for e in self.expect.values())
+
+    def failing_modes(self) -> tuple[str, ...]:
+        return tuple(m for m in MODES if isinstance(self.expect[m], Fails))
+
+    def source(self) -> str:
+        """Return the builder's source code, dedented, without the decorator."""
+        lines = inspect.getsource(self.build).splitlines()
+        start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("def "))
+        return textwrap.dedent("\n".join(lines[start:]))
+
+    def location(self) -> str:
+        """Return ``exportdb/cases/<category>.py:<line>`` where the case is declared."""
+        return f"exportdb/cases/{self.category}.py:{inspect.getsourcelines(self.build)[1]}"
+
+    def instantiate(self) -> Any:
+        """Build and return an exportcore Case (imports torch)."""
+        from exportcore.case import Case
+
+        made = self.build()
+        if isinstance(made, Case):
+            made.name = made.name or self.name
+            return made
+        if not isinstance(made, tuple) or not 2 <= len(made) <= 4:
+            raise TypeError(
+                f"exportdb case {self.name!r}: builder must return Case or (model, args[, kwargs],"
+                f" dynamic_shapes), got {type(made).__name__}"
+            )
+        model, args, *rest = made
+        kwargs, ds = (None, rest[0]) if len(rest) == 1 else (rest + [None, None])[:2]
+        return Case(model=model, args=args, kwargs=kwargs, dynamic_shapes=ds, name=self.name)
+
+
+_REGISTRY: dict[str, ExportCase] = {}
+
+
+def case(
+    *,
+    name: str,
+    tags: tuple[str, ...],
+    description: str,
+    expect: Expectation | Mapping[str, Expectation] = PASS,
+    rewrite: str | None = None,
+    examples: int = 2,
+) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
+    """Register the decorated builder as an ExportDB case; modes missing from ``expect`` pass."""
+
+    def register(build: Callable[[], Any]) -> Callable[[], Any]:
+        category = build.__module__.rpartition(".")[2]
+        _REGISTRY[name] = _make(name, category, tags, description, expect, rewrite, examples, build)
+        return build
+
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"exportdb case name must be snake_case, got {name!r}")
+    if name in _REGISTRY:
+        raise ValueError(f"exportdb case name {name!r} is declared twice")
+    return register
+
+
+def _make(name: str, category: str, tags: Any, description: Any, expect: Any, rewrite: Any,
+          examples: Any, build: Callable[[], Any]) -> ExportCase:
+    where = f"exportdb case {name!r}"
+    if not isinstance(tags, tuple) or not tags:
+        raise TypeError(f"{where}: tags must be a non-empty tuple of str")
+    unknown = [t for t in tags if t not in TAGS]
+    if unknown:
+        raise ValueError(f"{where}: unknown tag(s) {unknown}; known tags: {sorted(TAGS)}")
+    if not isinstance(description, str) or len(description.strip()) < 20:
+        raise ValueError(f"{where}: description must teach something (>= 20 characters)")
+    if isinstance(expect, (Pass, Fails)):
+        per_mode = {m: expect for m in MODES}
+    elif isinstance(expect, Mapping):
+        bad = [m for m in expect if m not in MODES]
+        if bad:
+            raise ValueError(f"{where}: expect names unknown mode(s) {bad}; modes are {MODES}")
+        per_mode = {m: expect.get(m, PASS) for m in MODES}
+    else:
+        raise TypeError(f"{where}: expect must be PASS, Fails(...) or a {{mode: ...}} dict")
+    for mode, exp in per_mode.items():
+        if not isinstance(exp, (Pass, Fails)):
+            raise TypeError(f"{where}: expect[{mode!r}] must be PASS or Fails(...), got {exp!r}")
+    failing = any(isinstance(e, Fails) for e in per_mode.values())
+    if failing and not rewrite:
+        raise ValueError(f"{where}: a case that fails in some mode must name its rewrite case")
+    if rewrite is not None and not isinstance(rewrite, str):
+        raise TypeError(f"{where}: rewrite must be a case name (str)")
+    if not isinstance(examples, int) or examples < 0:
+        raise TypeError(f"{where}: examples must be an int >= 0")
+    text = textwrap.dedent(description).strip()
+    return ExportCase(name, category, tags, text, per_mode, build, rewrite, examples)
+
+
+def _load() -> dict[str, ExportCase]:
+    for category in CATEGORIES:
+        try:  # DEVTEMP
+            importlib.import_module(f"exportdb.cases.{category}")
+        except ModuleNotFoundError as e:  # DEVTEMP
+            if e.name != f"exportdb.cases.{category}": raise  # DEVTEMP
+    return _REGISTRY
+
+
+def all_cases() -> list[ExportCase]:
+    """Return every case, in category order then declaration order."""
+    cases = _load()
+    order = {c: i for i, c in enumerate(CATEGORIES)}
+    return sorted(cases.values(), key=lambda c: order[c.category])
+
+
+def get(name: str) -> ExportCase:
+    """Return the case called ``name``; raise KeyError naming it when unknown."""
+    cases = _load()
+    if name not in cases:
+        raise KeyError(f"no exportdb case named {name!r}")
+    return cases[name]
+
+
+def by_tag(tag: str) -> list[ExportCase]:
+    """Return the cases carrying ``tag`` (ValueError for a tag outside the taxonomy)."""
+    if tag not in TAGS:
+        raise ValueError(f"unknown tag {tag!r}; known tags: {sorted(TAGS)}")
+    return [c for c in all_cases() if tag in c.tags]
+
+
+def by_category(category: str) -> list[ExportCase]:
+    """Return the cases declared in ``exportdb/cases/<category>.py``."""
+    if category not in CATEGORIES:
+        raise ValueError(f"unknown category {category!r}; categories: {CATEGORIES}")
+    return [c for c in all_cases() if c.category == category]
+
+
+def validate() -> list[str]:
+    """Return problems across cases (dangling or failing rewrites), empty when consistent."""
+    cases = _load()
+    problems = []
+    for c in cases.values():
+        if c.rewrite is None:
+            continue
+        target = cases.get(c.rewrite)
+        if target is None:
+            problems.append(f"{c.name}: rewrite {c.rewrite!r} is not a case")
+            continue
+        still = [m for m in c.failing_modes() if isinstance(target.expect[m], Fails)]
+        if still:
+            problems.append(f"{c.name}: rewrite {c.rewrite!r} also fails in {still}")
+    return problems
