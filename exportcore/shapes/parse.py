@@ -229,7 +229,7 @@ class _Builder:
             kind = d.type.name.lower()
             if kind == "static":
                 return Axis(key, where, size)
-            lo = d.min if d.min is not None else 2
+            lo = d.min if d.min is not None else 0  # like Dim: no declared lower bound
             self._root(Root(key, kind, lo, d.max, size), where)
             return Axis(key, where, size, key, symbol(key), f"Dim.{kind.upper()}")
         if isinstance(d, tds._StaticDim):

@@ -1,0 +1,196 @@
+"""ShapeSpec parses every dynamic_shapes form torch.export 2.14 accepts, and names bad fields."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import namedtuple
+
+import pytest
+import torch
+from torch.export import AdditionalInputs, Dim, ShapesCollection
+
+from exportcore.shapes import ShapeSpec
+
+Pair = namedtuple("Pair", "left right")
+
+
+class TwoInputs(torch.nn.Module):
+    def forward(self, x, y, mask=None):
+        return x
+
+
+def axes_roots(spec: ShapeSpec) -> dict[str, list]:
+    return {s.path: [a.root for a in s.axes] for s in spec.tensors}
+
+
+def test_derived_dims_share_a_root_and_shapes_follow_it():
+    b = Dim("b", min=2, max=64)
+    spec = ShapeSpec.from_export_spec({"x": {0: b}, "y": {0: b + 1}}, (torch.ones(4, 16), torch.ones(5)), None, model=TwoInputs())
+    assert list(spec.roots) == ["b"]
+    assert spec.dims["b"] == (2, 64, "named")
+    assert spec.declared_ranges() == {"b": "[2, 64]"}
+    assert spec.roots["b"].example == 4
+    assert {k: str(e) for k, (_, e) in spec.derived.items()} == {"b + 1": "b + 1"}
+    assert spec.shapes_for({"b": 7}) == {"args[0]": (7, 16), "args[1]": (8,)}
+
+
+def test_chained_derivations_compose_on_the_root():
+    d = Dim("d", min=2, max=10)
+    spec = ShapeSpec.from_export_spec(({0: 2 * d + 1}, {0: (2 * d + 1) + 3}), (torch.ones(7), torch.ones(10)), None)
+    assert spec.roots["d"].example == 3
+    assert spec.shapes_for({"d": 5}) == {"args[0]": (11,), "args[1]": (14,)}
+    assert spec.root_range("d") == (2, 10)
+
+
+def test_example_size_not_of_the_derived_form_names_the_field():
+    d = Dim("d", min=2, max=10)
+    with pytest.raises(ValueError, match=r"dynamic_shapes\[0\]\[0\].*not of the form 2\*d"):
+        ShapeSpec.from_export_spec(({0: 2 * d},), (torch.ones(7),), None)
+
+
+def test_dim_hints_become_anonymous_roots_named_after_their_axis():
+    spec = ShapeSpec.from_export_spec(
+        ({0: Dim.AUTO, 1: Dim.DYNAMIC(min=3, max=9), 2: Dim.STATIC, 3: Dim.AUTO(min=4)},), (torch.ones(7, 4, 2, 5),), None
+    )
+    assert spec.dims == {
+        "args[0].shape[0]": (0, 7 + 16, "auto"),
+        "args[0].shape[1]": (3, 9, "dynamic"),
+        "args[0].shape[3]": (4, 5 + 16, "auto"),
+    }
+    assert spec.declared_ranges()["args[0].shape[0]"] == "[0, int_oo]"
+    assert spec.tensors[0].axes[2].static
+
+
+def test_unbounded_dims_are_capped_and_int_oo_never_leaks():
+    spec = ShapeSpec.from_export_spec(({0: Dim("n")},), (torch.ones(5),), None)
+    lo, hi = spec.root_range("n")
+    assert (lo, hi) == (2, 5 + 16)
+    assert all(isinstance(v, int) for r in spec.dims.values() for v in r[:2])
+
+
+def test_tuple_list_none_and_int_forms():
+    b = Dim("b", min=2, max=8)
+    args = (torch.ones(3, 4), torch.ones(3, 2), torch.ones(6))
+    spec = ShapeSpec.from_export_spec([(b, 4), [b, None], None], args, None)
+    assert axes_roots(spec) == {"args[0]": ["b", None], "args[1]": ["b", None], "args[2]": [None]}
+    with pytest.raises(ValueError, match=r"dynamic_shapes\[0\]\[1\]: static size 5 does not match the example's size 4"):
+        ShapeSpec.from_export_spec([(b, 5), None, None], args, None)
+
+
+def test_nested_pytrees_and_kwargs_use_forward_names():
+    b = Dim("b", min=2, max=8)
+
+    class Nested(torch.nn.Module):
+        def forward(self, ids, extra, *, mask):
+            return ids
+
+    args = (torch.ones(3, dtype=torch.long), {"a": [torch.ones(3, 2), 1.5], "p": Pair(torch.ones(2), torch.ones(3))})
+    shapes = {"ids": {0: b}, "extra": {"a": [{0: b}, None], "p": (None, (b,))}, "mask": (b, b + 1)}
+    spec = ShapeSpec.from_export_spec(shapes, args, {"mask": torch.ones(3, 4)}, model=Nested())
+    assert axes_roots(spec) == {
+        "args[0]": ["b"],
+        "args[1]['a'][0]": ["b", None],
+        "args[1]['p'].left": [None],
+        "args[1]['p'].right": ["b"],
+        "kwargs['mask']": ["b", "b"],
+    }
+    assert spec.shapes_for({"b": 5})["kwargs['mask']"] == (5, 6)
+
+
+def test_dict_form_without_model_maps_names_to_positions_and_kwargs():
+    b = Dim("b", min=2, max=8)
+    spec = ShapeSpec.from_export_spec({"x": {0: b}, "mask": {1: b}}, (torch.ones(3),), {"mask": torch.ones(2, 3)})
+    assert axes_roots(spec) == {"args[0]": ["b"], "kwargs['mask']": [None, "b"]}
+
+
+def test_shapes_collection_with_and_without_model():
+    b = Dim("b", min=2, max=8)
+    x, y = torch.ones(3, 4), torch.ones(3)
+    sc = ShapesCollection()
+    sc[x] = {0: b}
+    sc[y] = (b,)
+    for model in (TwoInputs(), None):
+        spec = ShapeSpec.from_export_spec(sc, (x,), {"y": y}, model=model)
+        assert axes_roots(spec) == {"args[0]": ["b", None], "kwargs['y']": ["b"]}
+
+
+def test_additional_inputs_mark_the_varying_axes_dynamic():
+    ai = AdditionalInputs()
+    ai.add((torch.ones(5, 4), torch.ones(6)))
+    ai.add((torch.ones(7, 4), torch.ones(6)))
+    spec = ShapeSpec.from_export_spec(ai, (torch.ones(3, 4), torch.ones(6)), None)
+    assert spec.dims == {"args[0].shape[0]": (0, 19, "dynamic")}
+
+
+@pytest.mark.parametrize(
+    ("shapes", "message"),
+    [
+        ({"x": {0: Dim("b")}, "z": None}, r"top-level keys \['x', 'z'\] must be the forward's argument names \['x', 'y'\]"),
+        ({"x": (Dim("b"),), "y": None}, r"dynamic_shapes\['x'\]: has 1 entries but args\[0\] has rank 2"),
+        ({"x": {2: Dim("b")}, "y": None}, r"dynamic_shapes\['x'\]: axis 2 is not an axis of args\[0\]"),
+        ({"x": {0: "b"}, "y": None}, r"dynamic_shapes\['x'\]\[0\]: expected None, an int, a Dim"),
+        ({"x": {0: Dim("b", max=8)}, "y": {0: Dim("b", max=9)}}, r"dynamic_shapes\['y'\]\[0\]: dim 'b' is defined twice"),
+        ((None,), r"dynamic_shapes: has 1 entries but the inputs have 2"),
+        (Dim.AUTO, r"dynamic_shapes: expected a dict, tuple, list"),
+    ],
+)
+def test_mismatched_specs_name_the_field(shapes, message):
+    with pytest.raises(ValueError, match=message):
+        ShapeSpec.from_export_spec(shapes, (torch.ones(3, 4), torch.ones(3)), None, model=TwoInputs())
+
+
+def test_shape_for_a_non_tensor_input_is_refused():
+    with pytest.raises(ValueError, match=r"dynamic_shapes\[1\]: cannot give a shape .* non-tensor input args\[1\]"):
+        ShapeSpec.from_export_spec(({0: Dim("b")}, {0: Dim("b")}), (torch.ones(3), "text"), None)
+
+
+def test_bad_args_and_kwargs_types():
+    with pytest.raises(TypeError, match="args must be a tuple"):
+        ShapeSpec.from_export_spec(None, [torch.ones(3)], None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="kwargs must be a dict"):
+        ShapeSpec.from_export_spec(None, (torch.ones(3),), [1])  # type: ignore[arg-type]
+
+
+def test_root_range_is_solved_from_derived_floors():
+    d = Dim("d", min=2, max=10)
+    # torch guards the derived size d - 1 >= 2 (measured), so d starts at 3
+    spec = ShapeSpec.from_export_spec(({0: d}, {0: d - 1}), (torch.ones(5), torch.ones(4)), None)
+    assert spec.root_range("d") == (3, 10)
+    phantom = Dim("p", min=1, max=8)
+    spec = ShapeSpec.from_export_spec(({0: 2 * phantom},), (torch.ones(6),), None)
+    assert spec.root_range("p") == (2, 8)
+
+
+def test_unsatisfiable_spec_names_the_dims():
+    d = Dim("d", min=2, max=10)
+    with pytest.raises(ValueError, match=r"unsatisfiable: dim 'd' declared \[2, 10\] has no valid size \(d - 20 >= 2 needs d >= 22\)"):
+        ShapeSpec.from_export_spec(({0: d - 20},), (torch.ones(3),), None)
+    with pytest.raises(ValueError, match=r"dim 'b' declared \[0, 1\] .*specializes sizes below 2"):
+        ShapeSpec.from_export_spec(({0: Dim("b", max=1)},), (torch.ones(1),), None)
+
+
+def test_exported_ranges_unlock_size_one_only_for_declared_low_named_dims():
+    spec = ShapeSpec.from_export_spec(({0: Dim("b", min=1, max=8)}, {0: Dim.DYNAMIC}), (torch.ones(3), torch.ones(3)), None)
+    assert spec.root_range("b") == (2, 8)
+    kept = spec.with_exported_ranges({"b": "VR[1, 8]", "args[1].shape[0]": (0, None)})
+    assert kept.root_range("b") == (1, 8)
+    assert kept.root_range("args[1].shape[0]")[0] == 2  # hints always specialize 0/1
+    assert spec.with_exported_ranges({"b": "[2, 8]"}).root_range("b") == (2, 8)
+
+
+def test_violations_describe_out_of_spec_assignments():
+    b = Dim("b", min=3, max=8)
+    spec = ShapeSpec.from_export_spec(({0: b, 1: 4}, {0: b + 1}), (torch.ones(3, 4), torch.ones(4)), None)
+    assert spec.violations({"b": 5}) == []
+    assert spec.violations({"b": 2}) == ["below_min:b"]
+    assert spec.violations({"b": 9}) == ["above_max:b"]
+    assert spec.violations({"b": 5, "args[0].shape[1]": 5}) == ["static_changed:args[0].shape[1]"]
+    assert spec.violations({"b": 5, "args[1].shape[0]": 7}) == ["relation_broken:args[1].shape[0]"]
+    with pytest.raises(ValueError, match="unknown dim"):
+        spec.shapes_for({"nope": 3})
+
+
+def test_importing_shapes_does_not_import_torch():
+    code = "import sys, exportcore.shapes; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
