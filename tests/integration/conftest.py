@@ -1,0 +1,129 @@
+"""Shared pieces for the plugin's pytester tests: tiny models, a records dump, hook-driven outcomes.
+
+Real exports where the behaviour depends on torch.export; a ``pytest_export_run`` hook that
+returns a canned Outcome where only the plugin's verdict logic is under test (fast, exact).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Callable, Iterator
+
+import pytest
+
+# Written into each pytester project: dumps what the controller aggregated.
+RECORDER = '''
+import json
+import pytest
+from pytest_export.records import RECORDS, SELECTED
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    config = session.config
+    if hasattr(config, "workerinput"):
+        return
+    data = {"records": config.stash[RECORDS], "selected": sorted(map(list, config.stash[SELECTED]))}
+    (config.rootpath / "records.json").write_text(json.dumps(data, sort_keys=True, indent=1))
+'''
+
+MODELS = '''
+import torch
+
+class Lin(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+class DataDependent(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:  # data-dependent branch: no export mode supports it
+            return x + 1
+        return x - 1
+
+def lin_case():
+    torch.manual_seed(0)
+    return Lin(), (torch.randn(2, 4),)
+'''
+
+# A conftest snippet: tests named *canned* get this Outcome instead of a real export.
+CANNED = '''
+from exportcore.outcome import Failure, Outcome
+
+CANNED = {}
+
+def pytest_export_run(item, case, mode, options):
+    if "canned" not in item.name:
+        return None
+    status, category = CANNED.get(item.originalname, ("passed", None))
+    outcome = Outcome(case_id=options["case_id"], mode=mode, status=status)
+    if status != "passed":
+        outcome.failure = Failure(
+            stage="capture", category=category, exc_type="UserError", message="it broke",
+            detail="it broke\\nSuggested fix: do not", hint="try the rewrite", traceback="TORCH-INTERNAL-FRAMES",
+            exportdb_case="cond_branch_class_method",
+        )
+    return outcome
+'''
+
+
+@pytest.fixture(scope="session", autouse=True)
+def keep_libraries_loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Make in-process pytester runs drop only the modules they wrote, not torch.
+
+    pytester restores sys.modules after each in-process run; torch (or any lazily
+    imported part of it) loaded inside a run would be dropped and re-imported by the
+    next one, which crashes the interpreter. Modules from the runs' own files still go.
+    """
+    from _pytest import pytester as pytester_module
+
+    base = str(tmp_path_factory.getbasetemp())
+
+    def written_by_a_test(name: str) -> bool:
+        return str(getattr(sys.modules.get(name), "__file__", None) or "").startswith(base)
+
+    class KeepLibraries(pytester_module.SysModulesSnapshot):
+        def __init__(self, preserve: Callable[[str], bool] | None = None) -> None:
+            super().__init__(preserve=lambda name: not written_by_a_test(name) or bool(preserve and preserve(name)))
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pytester_module, "SysModulesSnapshot", KeepLibraries)
+        yield
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """Return a pytester project with tiny models, a records dump and few drawn examples."""
+    pytester.makeconftest(RECORDER)
+    pytester.makepyfile(models=MODELS)
+    pytester.makeini("[pytest]\nexport_examples = 2\n")
+    return pytester
+
+
+@pytest.fixture
+def records(project: pytest.Pytester) -> Callable[[], dict[str, Any]]:
+    """Return a loader of the last session's records.json: {"records": [...], "selected": [...]}."""
+
+    def load() -> dict[str, Any]:
+        return json.loads((project.path / "records.json").read_text())
+
+    return load
+
+
+@pytest.fixture
+def verdicts(records: Callable[[], dict[str, Any]]) -> Callable[[], dict[tuple[str, str], str]]:
+    """Return a loader of {(case, mode): verdict} from the last session's records."""
+    return lambda: {(r["case"], r["mode"]): r["verdict"] for r in records()["records"]}
+
+
+@pytest.fixture
+def canned(project: pytest.Pytester) -> Callable[[dict[str, tuple[str, str | None]]], None]:
+    """Return a setter: ``canned({"test_canned_x": ("failed", "data-dependent")})`` fakes those outcomes."""
+
+    def setup(table: dict[str, tuple[str, str | None]]) -> None:
+        project.makeconftest(RECORDER + CANNED + f"\nCANNED.update({table!r})\n")
+
+    return setup

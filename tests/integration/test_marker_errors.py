@@ -1,0 +1,91 @@
+"""A misused marker is a collection error; a broken test is an error; both name the test."""
+
+from __future__ import annotations
+
+import pytest
+
+BAD_MARKERS = {
+    "unknown_kwarg": ("modes=['strict'], tolerance=1e-3", "unknown argument 'tolerance'"),
+    "unknown_mode": ("modes=['strict', 'eager']", "modes: unknown mode 'eager'"),
+    "unknown_check": ("checks=['numerics', 'speed']", "checks: unknown check 'speed'"),
+    "expect_not_run": ("modes=['strict'], expect={'training': 'bn'}", "expect names mode 'training'"),
+    "shapes_type": ("dynamic_shapes='batch'", "dynamic_shapes must be a dict, tuple, list or None, got str"),
+    "rtol_type": ("rtol='tight'", "rtol must be a non-negative number"),
+    "examples_type": ("examples=2.5", "examples must be a non-negative int"),
+    "expect_type": ("expect=['strict']", "expect must be a dict"),
+    "positional": ("'strict'", "takes keyword arguments only"),
+}
+
+
+def test_misused_marker_fails_collection_naming_test_and_argument(pytester):
+    for name, (kwargs, _) in BAD_MARKERS.items():
+        pytester.makepyfile(**{f"test_{name}": f"""
+            import pytest
+
+            @pytest.mark.exportable({kwargs})
+            def test_{name}():
+                pass
+        """})
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.assert_outcomes(errors=len(BAD_MARKERS))
+    for name, (_, message) in BAD_MARKERS.items():
+        result.stdout.fnmatch_lines([f"test_{name}.py::test_{name}: @pytest.mark.exportable: {message}*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("return None", "returned None (did you forget `return`?)"),
+        ("return torch.nn.Linear(2, 2)", "returned Linear Linear(in_features=2*; an exportable test must return*"),
+        ("return torch.nn.Linear(2, 2), torch.ones(2)", "args (item 1 of the returned tuple) must be a tuple*"),
+    ],
+)
+def test_wrong_return_value_is_a_test_error_naming_the_test(project, records, body, message):
+    project.makepyfile(test_m=f"""
+        import pytest
+        import torch
+
+        @pytest.mark.exportable(modes=["strict"])
+        def test_returns_wrong():
+            {body}
+    """)
+    result = project.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*test_m.py::test_returns_wrong[[]strict[]]: {message}*"])
+    (record,) = records()["records"]
+    assert record["verdict"] == "error"
+    assert record["outcome"]["failure"]["stage"] == "input"
+
+
+def test_exception_or_fixture_error_before_the_case_is_recorded_as_error(project, records):
+    project.makepyfile(test_m="""
+        import pytest
+
+        @pytest.fixture
+        def broken():
+            raise RuntimeError("no weights file")
+
+        @pytest.mark.exportable(modes=["strict"])
+        def test_raises():
+            raise FileNotFoundError("model.pt")
+
+        @pytest.mark.exportable(modes=["strict"])
+        def test_setup_fails(broken):
+            return None
+
+        @pytest.mark.exportable(modes=["strict"])
+        @pytest.mark.skip(reason="not today")
+        def test_skipped():
+            return None
+    """)
+    result = project.runpytest()
+    result.assert_outcomes(failed=1, errors=1, skipped=1)
+    by_test = {r["test"]: r for r in records()["records"]}
+    raised = by_test["test_m.py::test_raises[strict]"]
+    assert raised["verdict"] == "error"
+    assert raised["outcome"]["failure"]["exc_type"] == "FileNotFoundError"
+    assert "raised before returning a case" in raised["outcome"]["failure"]["message"]
+    assert by_test["test_m.py::test_setup_fails[strict]"]["verdict"] == "error"
+    assert by_test["test_m.py::test_skipped[strict]"]["verdict"] == "skipped"
