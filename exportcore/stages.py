@@ -11,8 +11,12 @@ from typing import Iterator
 __all__ = ["StageClock", "CaseTimeout", "deadline"]
 
 
-class CaseTimeout(Exception):
-    """Raised inside a case that ran past its time limit."""
+class CaseTimeout(BaseException):
+    """Raised inside a case that ran past its time limit.
+
+    A BaseException, like KeyboardInterrupt: the stages catch ``Exception`` to classify
+    a model's own errors, and a timeout must pass through them to check() untouched.
+    """
 
 
 class StageClock:
@@ -26,11 +30,15 @@ class StageClock:
     def stage(self, name: str) -> Iterator[None]:
         previous, self.current = self.current, name
         start = time.perf_counter()
+        finished = False
         try:
             yield
+            finished = True
         finally:
             self.timings[name] = round(self.timings.get(name, 0.0) + time.perf_counter() - start, 6)
-            self.current = previous if previous != "input" else name
+            # On an exception (a timeout above all) keep naming the stage it came from.
+            if finished:
+                self.current = previous if previous != "input" else name
 
 
 @contextlib.contextmanager
@@ -52,7 +60,15 @@ def deadline(seconds: float | None) -> Iterator[None]:
         yield
         return
 
+    started = time.monotonic()
+
     def _expire(signum: int, frame: object) -> None:
+        # Raising inside an import leaves a half-initialized module in sys.modules and
+        # breaks every later case (torch imports lazily during the first export): wait
+        # for the import to finish, within a grace period, then raise in the case's code.
+        if _importing(frame) and time.monotonic() - started < float(seconds) + _IMPORT_GRACE_S:  # type: ignore[arg-type]
+            signal.setitimer(signal.ITIMER_REAL, _RETRY_S)
+            return
         raise CaseTimeout(f"case exceeded its time limit of {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, _expire)
@@ -62,3 +78,18 @@ def deadline(seconds: float | None) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+#: How long past the limit a timeout may wait for a running import to finish, and how often it looks.
+_IMPORT_GRACE_S = 60.0
+_RETRY_S = 0.05
+
+
+def _importing(frame: object) -> bool:
+    """Return whether ``frame`` or a caller is inside importlib (a module is being imported)."""
+    current = frame
+    while current is not None:
+        if current.f_code.co_filename.startswith("<frozen importlib"):  # type: ignore[attr-defined]
+            return True
+        current = current.f_back  # type: ignore[attr-defined]
+    return False
