@@ -160,10 +160,8 @@ def _default_case_id(model: Any) -> str:
 
 
 def _parse_spec(model: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> Any:
-    try:
-        from exportcore.shapes import ShapeSpec
-    except ImportError:  # TEMP until the shapes package lands
-        return None
+    from exportcore.shapes import ShapeSpec
+
     return ShapeSpec.from_export_spec(dynamic_shapes, tuple(args), kwargs, model=model)
 
 

@@ -34,18 +34,18 @@ def is_guard_error(exc: BaseException) -> bool:
 
 
 def format_range(lo: Any, hi: Any) -> str:
-    """Return ``[lo, hi]`` with torch's int_oo spelled ``inf``."""
+    """Return ``[lo, hi]``, unbounded spelled ``int_oo`` as torch prints it."""
 
     def one(v: Any) -> str:
         s = str(v)
-        return {"int_oo": "inf", "oo": "inf", "-int_oo": "-inf", "-oo": "-inf"}.get(s, s)
+        return {"oo": "int_oo", "-oo": "-int_oo"}.get(s, s)
 
     return f"[{one(lo)}, {one(hi)}]"
 
 
 def parse_range(text: str) -> tuple[float, float]:
-    """Inverse of format_range: ``"[2, inf]"`` -> ``(2, inf)``."""
-    lo, hi = text.strip("[] ").split(",")
+    """Inverse of format_range: ``"[2, int_oo]"`` -> ``(2.0, inf)``."""
+    lo, hi = (v.strip().replace("int_oo", "inf") for v in text.strip("[] ").split(","))
     return float(lo), float(hi)
 
 
@@ -88,5 +88,13 @@ def exported_input_shapes(ep: Any, args: tuple, kwargs: dict) -> dict[str, list[
         node = placeholders.get(name)
         val = None if node is None else node.meta.get("val")
         if isinstance(value, torch.Tensor) and val is not None and hasattr(val, "shape"):
-            shapes[_path_str(kp)] = [int(s) if isinstance(s, int) else str(s) for s in val.shape]
+            shapes[_path_str(kp)] = [_dim_value(s) for s in val.shape]
     return shapes
+
+
+def _dim_value(size: Any) -> int | str:
+    # A specialized dim can still be a SymInt wrapping a constant: report it as the int it is.
+    if isinstance(size, int):
+        return size
+    text = str(size)
+    return int(text) if text.lstrip("-").isdigit() else text

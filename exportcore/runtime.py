@@ -22,16 +22,13 @@ def dynamic_checks(run: Run) -> None:
     """Run the hypothesis loop over valid shapes, then the reject probes and the findings."""
     if run.spec is None:
         return
-    try:  # TEMP: until exportcore.shapes exposes explore / reject_inputs / synthesize
-        from exportcore.shapes import Probe, explore, reject_inputs, synthesize  # noqa: F401
-    except ImportError:
-        run.outcome.notes.append("dynamic-shape exploration unavailable in this build")
-        return
+    if "accept" in run.checks or "reject" in run.checks:
+        # Static facts first, so they are reported even when the accept check fails below.
+        _specialization_findings(run)
     _explore_valid(run)
     if "reject" in run.checks:
         _reject(run)
     if "accept" in run.checks or "reject" in run.checks:
-        _specialization_findings(run)
         _size01_findings(run)
     if "dtype" in run.checks:
         _dtype_finding(run)
@@ -192,8 +189,9 @@ def _root_axes(spec: Any) -> list[tuple[str, int, str]]:
 
 
 def _bounds(text: str) -> tuple[float, float]:
-    lo, hi = text.strip("[] ").split(",")
-    return float(lo), float(hi)
+    from exportcore.guards import parse_range
+
+    return parse_range(text)
 
 
 def _size01_findings(run: Run) -> None:
