@@ -84,7 +84,11 @@ def explore(
             # edge slots make repeats likely; a shape already probed is not paid for twice
             stats.tried += 1
             result.drawn.append({p: list(s) for p, s in drawn.shapes.items()})
-            outcome = _call(probe, drawn)
+            try:
+                outcome = _call(probe, drawn)
+            except TypeError:
+                state["failed"] = True  # a broken probe: let hypothesis report it, unbudgeted
+                raise
             if key is not None:
                 seen[key] = outcome
         elif outcome.status != "fail":
