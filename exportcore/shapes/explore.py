@@ -188,7 +188,8 @@ def _counterexample(spec: ShapeSpec, drawn: Drawn, probe: Probe, inputs: Any) ->
     shapes = {p: list(s) for p, s in drawn.shapes.items()}
     where = ", ".join(f"{p}={s}" for p, s in shapes.items())
     dims = ", ".join(f"{k}={v}" for k, v in drawn.assignment.items())
-    message = f"{probe.message} (shapes: {where}" + (f"; dims: {dims})" if dims else ")")
+    first = probe.message.strip().splitlines()[0] if probe.message.strip() else probe.status
+    message = f"{first} (shapes: {where}" + (f"; dims: {dims})" if dims else ")")
     if inputs is None:
         snippet = (
             "from exportcore.shapes.synth import synthesize\n"
