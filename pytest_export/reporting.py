@@ -47,14 +47,14 @@ def _fail(message: str) -> None:
     raise pytest.UsageError(message)
 
 
-def _check_writable(path: Path, option: str) -> None:
+def _check_writable(path: Path, shown: str, option: str) -> None:
     if path.is_dir():
-        _fail(f"{option} {path}: is a directory, expected a file path")
+        _fail(f"{option} {shown}: is a directory, expected a file path")
     parent = path.parent
     if not parent.is_dir():
-        _fail(f"{option} {path}: directory {parent} does not exist")
+        _fail(f"{option} {shown}: directory {_shown(parent)} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
-        _fail(f"{option} {path}: directory {parent} is not writable")
+        _fail(f"{option} {shown}: directory {_shown(parent)} is not writable")
 
 
 class ReportingPlugin:
@@ -64,14 +64,16 @@ class ReportingPlugin:
         self.config = config
         invocation = Path(config.invocation_params.dir)
         cli_reports = config.getoption("export_report", default=None) or []
-        paths = [invocation / p for p in cli_reports] or list(config.getini("export_report"))
-        self.report_paths: list[Path] = [Path(os.path.abspath(p)) for p in paths]
-        for path in self.report_paths:
+        given = [str(p) for p in cli_reports] or [str(p) for p in config.getini("export_report")]
+        self.report_paths: list[Path] = []
+        for name in given:
+            path = Path(os.path.abspath(invocation / name))
+            _check_writable(path, name, "--export-report")
             try:
-                report_format(path)
+                report_format(name)
             except ValueError as exc:
                 _fail(f"--export-report: {exc}")
-            _check_writable(path, "--export-report")
+            self.report_paths.append(path)
         self.update: bool = bool(config.getoption("export_baseline_update", default=False))
         self.baseline_path = self._baseline_path()
         self.baseline: dict[str, Any] | None = None
@@ -85,7 +87,7 @@ class ReportingPlugin:
                 hint = "" if self.update else "; create it with --export-baseline-update"
                 _fail(f"--export-baseline: {exc}{hint if 'does not exist' in str(exc) else ''}")
         if self.update and self.baseline_path is not None:
-            _check_writable(self.baseline_path, "--export-baseline")
+            _check_writable(self.baseline_path, _shown(self.baseline_path), "--export-baseline")
         self.gate: GateResult | None = None
         self.files: set[str] = set()
         self.deselected: set[str] = set()
@@ -244,9 +246,9 @@ def environment(config: pytest.Config, records: list[dict[str, Any]], duration: 
     torch_versions.pop(None, None)
     torch_versions.pop("", None)
     if torch_versions:
-        torch_version = torch_versions.most_common(1)[0][0]
+        torch_version = str(torch_versions.most_common(1)[0][0])
     elif "torch" in sys.modules:
-        torch_version = getattr(sys.modules["torch"], "__version__", "unknown")
+        torch_version = str(getattr(sys.modules["torch"], "__version__", "unknown"))
     else:
         torch_version = "not loaded"
     options = _options(config)

@@ -1,0 +1,178 @@
+"""--export-report=PATH: JSON/HTML/Markdown from a real session, xdist parity, Ctrl-C, bad paths."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+
+import pytest
+
+from pytest_export.report import load_report
+
+REAL = """
+import pytest
+from models import DataDependent, lin_case
+import torch
+
+@pytest.mark.exportable(modes=["strict", "non_strict"])
+def test_lin():
+    return lin_case()
+
+@pytest.mark.exportable(modes=["strict", "non_strict"], expect={"non_strict": "data-dependent branch"})
+def test_branch():
+    return DataDependent(), (torch.ones(2, 3),)
+"""
+
+
+class Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict[str, str]]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse_html(text: str) -> Tags:
+    tags = Tags()
+    tags.feed(text)
+    return tags
+
+
+def content(report: dict) -> dict:
+    """Return a report without what legitimately differs between runs (environment, timings)."""
+    out = {k: v for k, v in report.items() if k not in ("environment", "scope")}
+    out["records"] = []
+    for r in report["records"]:
+        outcome = dict(r["outcome"], timings={})
+        if outcome.get("failure"):
+            outcome["failure"] = dict(outcome["failure"], traceback="")
+        out["records"].append(dict(r, duration=0.0, outcome=outcome))
+    return out
+
+
+def test_json_html_and_markdown_from_a_real_session(project):
+    project.makepyfile(test_m=REAL)
+    (project.path / "out").mkdir()
+    result = project.runpytest("--export-report=out/r.json", "--export-report=out/r.html", "--export-report=out/r.md")
+    result.assert_outcomes(passed=2, failed=1, xfailed=1)
+    result.stdout.fnmatch_lines(["export report: *r.json", "export report: *r.html", "export report: *r.md"])
+
+    report = load_report(project.path / "out" / "r.json")
+    assert report["complete"] is True
+    assert [(r["case"], r["mode"], r["verdict"]) for r in report["records"]] == [
+        ("test_m.py::test_branch", "non_strict", "xfailed"),
+        ("test_m.py::test_branch", "strict", "failed"),
+        ("test_m.py::test_lin", "non_strict", "passed"),
+        ("test_m.py::test_lin", "strict", "passed"),
+    ]
+    env = report["environment"]
+    assert env["torch"].startswith("2.") and env["python"] and env["pytest_export"] and env["platform"]
+    failure = report["records"][1]["outcome"]["failure"]
+    assert failure["stage"] == "capture" and failure["hint"]
+
+    html = (project.path / "out" / "r.html").read_text()
+    tags = parse_html(html)
+    assert not any(tag in ("script", "link") for tag, _ in tags.tags)
+    ids = {attrs["id"] for _, attrs in tags.tags if "id" in attrs}
+    cell_links = [attrs["href"][1:] for tag, attrs in tags.tags if tag == "a" and attrs.get("href", "").startswith("#r-")]
+    assert cell_links and set(cell_links) <= ids
+    text = "".join(tags.text)
+    assert "test_m.py::test_branch" in text and "FAILED" in text and failure["hint"] in text
+    assert "if x.sum() > 0:" in text  # the user's source line
+
+    md = (project.path / "out" / "r.md").read_text()
+    assert "**4 results** (2 cases × 2 modes): 2 passed, 1 failed, 1 xfailed" in md
+    assert "| `test_m.py::test_branch` | ❌ failed · capture | ➖ xfailed · capture |" in md
+
+
+def test_xdist_run_writes_the_same_report_content_as_a_serial_run(project):
+    project.makepyfile(test_m=REAL)
+    project.runpytest("--export-report=serial.json").assert_outcomes(passed=2, failed=1, xfailed=1)
+    result = project.runpytest_subprocess("-n", "2", "--export-report=xdist.json")
+    result.assert_outcomes(passed=2, failed=1, xfailed=1)
+    serial, xdist = load_report(project.path / "serial.json"), load_report(project.path / "xdist.json")
+    assert content(xdist) == content(serial)
+    assert xdist["environment"]["workers"] == 2
+    assert xdist["scope"]["files"] == serial["scope"]["files"] == ["test_m.py"]
+
+
+def test_user_text_in_ids_and_messages_is_escaped(project, canned):
+    canned({"test_canned": ("failed", "data-dependent")})
+    project.makepyfile(test_m="""
+        import pytest
+        from models import lin_case
+
+        @pytest.mark.parametrize("tag", ["<script>alert(1)</script>"])
+        @pytest.mark.exportable(modes=["strict"])
+        def test_canned(tag):
+            return lin_case()
+    """)
+    project.runpytest("--export-report=r.html").assert_outcomes(failed=1)
+    html = (project.path / "r.html").read_text()
+    tags = parse_html(html)
+    assert not any(tag == "script" for tag, _ in tags.tags)
+    assert "test_canned[<script>alert(1)</script>]" in "".join(tags.text)
+
+
+def test_ctrl_c_still_writes_a_report_marked_incomplete(project, canned):
+    canned({})
+    project.makepyfile(test_m="""
+        import pytest
+        from models import lin_case
+
+        @pytest.mark.exportable(modes=["strict"])
+        def test_canned_a():
+            return lin_case()
+
+        def test_b_interrupt():
+            raise KeyboardInterrupt
+
+        @pytest.mark.exportable(modes=["strict"])
+        def test_canned_c():
+            return lin_case()
+    """)
+    result = project.runpytest("--export-report=r.json", "--export-report=r.html", no_reraise_ctrlc=True)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    report = load_report(project.path / "r.json")
+    assert report["complete"] is False and "interrupted" in report["stop_reason"]
+    assert [r["case"] for r in report["records"]] == ["test_m.py::test_canned_a"]
+    assert "Incomplete run" in (project.path / "r.html").read_text()
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("r.txt", "--export-report: report path 'r.txt': unknown format '.txt'; use one of .json, .html, .md"),
+        ("missing/r.json", "--export-report missing/r.json: directory missing does not exist"),
+        ("adir.json", "--export-report adir.json: is a directory, expected a file path"),
+    ],
+)
+def test_bad_report_path_is_a_usage_error(project, path, message):
+    (project.path / "adir.json").mkdir()
+    result = project.runpytest(f"--export-report={path}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+
+
+def test_ini_report_paths_and_collect_only_writes_nothing(project, canned):
+    canned({})
+    project.makeini("[pytest]\nexport_examples = 2\nexport_report = reports/r.json\n")
+    (project.path / "reports").mkdir()
+    project.makepyfile(test_m="""
+        import pytest
+        from models import lin_case
+
+        @pytest.mark.exportable(modes=["strict"])
+        def test_canned():
+            return lin_case()
+    """)
+    project.runpytest("--collect-only")
+    assert not (project.path / "reports" / "r.json").exists()
+    project.runpytest().assert_outcomes(passed=1)
+    data = json.loads((project.path / "reports" / "r.json").read_text())
+    assert [r["verdict"] for r in data["records"]] == ["passed"]
