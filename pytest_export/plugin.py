@@ -109,6 +109,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect exportable tests left with no mode (e.g. modes=["strict"] under --export-modes=training)."""
+    unrun = [item for item in items if _has_no_mode(item)]
+    if unrun:
+        config.hook.pytest_deselected(items=unrun)
+        items[:] = [item for item in items if not _has_no_mode(item)]
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Publish the (case, mode) keys selected for this run (after -k / -m deselection)."""
@@ -149,9 +157,16 @@ class Controller:
 def item_mode(item: pytest.Item) -> str | None:
     """Return the export mode of an exportable test item, or None for any other item."""
     callspec = getattr(item, "callspec", None)
-    if callspec is None or MODE_PARAM not in callspec.params or item.get_closest_marker(MARKER) is None:
+    if callspec is None or item.get_closest_marker(MARKER) is None:
         return None
-    return callspec.params[MODE_PARAM]
+    mode = callspec.params.get(MODE_PARAM)
+    return mode if isinstance(mode, str) else None
+
+
+def _has_no_mode(item: pytest.Item) -> bool:
+    # An empty parametrization leaves a NOTSET placeholder instead of a mode.
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and MODE_PARAM in callspec.params and item_mode(item) is None
 
 
 def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], report: pytest.TestReport) -> dict:

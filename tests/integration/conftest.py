@@ -51,7 +51,7 @@ def lin_case():
 
 # A conftest snippet: tests named *canned* get this Outcome instead of a real export.
 CANNED = '''
-from exportcore.outcome import Failure, Outcome
+from exportcore.outcome import Failure, Outcome, SourceLocation
 
 CANNED = {}
 
@@ -65,6 +65,7 @@ def pytest_export_run(item, case, mode, options):
             stage="capture", category=category, exc_type="UserError", message="it broke",
             detail="it broke\\nSuggested fix: do not", hint="try the rewrite", traceback="TORCH-INTERNAL-FRAMES",
             exportdb_case="cond_branch_class_method",
+            source=SourceLocation("model.py", 12, "forward", "if x.sum() > 0:"),
         )
     return outcome
 '''
