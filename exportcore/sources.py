@@ -20,7 +20,7 @@ from pathlib import Path
 
 from exportcore.outcome import SourceLocation
 
-__all__ = ["user_source", "is_user_file"]
+__all__ = ["user_source", "is_user_file", "stdlib_module"]
 
 _HERE = Path(__file__).resolve().parent
 # Our own packages wrap every call into torch; their frames never explain a failure.
@@ -53,6 +53,21 @@ def is_user_file(filename: str) -> bool:
     except OSError:
         resolved = filename
     return not resolved.startswith(_OWN + _library_roots())
+
+
+def stdlib_module(filename: str) -> str | None:
+    """Return the top-level module name of a standard-library file (``.../copy.py`` -> "copy"), else None."""
+    if not filename or filename.startswith("<"):
+        return None
+    path = Path(filename)
+    if "site-packages" in path.parts or "dist-packages" in path.parts:
+        return None
+    for key in ("stdlib", "platstdlib"):
+        root = sysconfig.get_paths().get(key)
+        if root and path.is_relative_to(root):
+            first = path.relative_to(root).parts[0]
+            return first.removesuffix(".py")
+    return None
 
 
 def user_source(exc: BaseException) -> SourceLocation | None:

@@ -229,6 +229,7 @@ def test_explicit_graph_break_is_an_escape_hatch():
 def test_deepcopy_in_strict_is_standard_library():
     failure = classify(raised(lambda: export(DeepCopy(), (X,), strict=True)), "capture")
     assert failure.category == "python.standard-library"
+    assert "`copy`" in failure.hint  # dynamo gave up inside copy.py
 
 
 class PythonRandom(torch.nn.Module):
@@ -248,6 +249,46 @@ def test_deepcopy_in_non_strict_is_standard_library():
     failure = classify(raised(lambda: export(DeepCopy(), (X,), strict=False)), "capture")
     assert failure.category == "python.standard-library"
     assert "clone()" in failure.hint
+
+
+def _time(x):
+    import time
+
+    return x * time.time()
+
+
+def _log(x):
+    import logging
+
+    logging.getLogger("pte").debug("tracing")
+    return x * 2
+
+
+def _pid(x):
+    import os
+
+    return x * (os.getpid() % 2)
+
+
+@pytest.mark.parametrize(
+    ("body", "category", "hint_says"),
+    [
+        (_time, "python.standard-library", "`time.time`"),
+        (_log, "python.standard-library", "standard library"),
+        (_pid, "python.standard-library", "`posix.getpid`"),
+        (lambda x: sorted([x, x + 1], key=lambda t: t.sum())[0], "python.builtin", "torch.sort"),
+        (lambda x: x + sum(x.tolist()[0]), "data-dependent", "tolist"),
+    ],
+    ids=["time", "logging", "os", "sorted", "tolist"],
+)
+def test_strict_graph_breaks_by_what_was_called(body, category, hint_says):
+    class Calls(torch.nn.Module):
+        def forward(self, x):
+            return body(x)
+
+    failure = classify(raised(lambda: export(Calls(), (X,), strict=True)), "capture")
+    assert failure.category == category
+    assert hint_says in failure.hint
 
 
 def test_in_place_metadata_mutation_of_an_input_is_mutation():

@@ -1,0 +1,377 @@
+"""Rules that pick a failure's category and one-line fix hint from a torch exception.
+
+Each rule looks at the exception chain's class names, UserError type and message
+(plus the user's source line) and either answers ``(category, hint[, stage])``
+or passes; the first answer wins. The rules were written against what torch
+2.14 raises, reproduced in tests/test_classify.py.
+
+Importing this module does not import torch.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import traceback as tb_module
+from dataclasses import dataclass
+
+from exportcore.sources import is_user_file, stdlib_module
+
+__all__ = ["CATEGORIES", "EAGER_HINT", "decide", "format_traceback", "torch_hint"]
+
+CATEGORIES = (
+    "python.control-flow", "python.data-structure", "python.builtin", "python.context-manager",
+    "python.object-model", "python.closure", "python.assert", "python.standard-library",
+    "torch.dynamic-shape", "torch.dynamic-value", "torch.operator", "torch.mutation",
+    "torch.escape-hatch", "torch.cond", "torch.map",
+    "data-dependent", "eager", "numerics", "guards", "serialization", "decomposition", "internal",
+)
+
+EAGER_HINT = "the model fails in eager mode; fix the model or the example inputs"
+_TRACEBACK_MAX = 16000
+
+
+
+@dataclass
+class _Facts:
+    """What the rules look at, computed once per exception."""
+
+    exc: BaseException
+    stage: str
+    names: set[str]  # class names along the MRO of the exception and its cause/context chain
+    error_type: str  # UserError.error_type name, or ""
+    text: str  # str(exc)
+    low: str  # lowercased text of the whole exception chain
+    code: str  # the user's source line, when known
+    tb: str  # the formatted traceback, for rules that look at where torch raised
+
+
+def decide(exc: BaseException, stage: str, code: str = "") -> tuple[str, str, str]:
+    """Return ``(category, hint, stage)`` for ``exc`` raised at ``stage``; ``code`` is the user's source line."""
+    return _decide(_facts(exc, stage, code))
+
+
+def format_traceback(exc: BaseException) -> str:
+    """Return the formatted traceback of ``exc`` (its cause chain included), trimmed from the top."""
+    text = "".join(tb_module.format_exception(type(exc), exc, exc.__traceback__))
+    return text if len(text) <= _TRACEBACK_MAX else "...\n" + text[-_TRACEBACK_MAX:]
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen and len(seen) < 8:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def _facts(exc: BaseException, stage: str, code: str) -> _Facts:
+    chain = _chain(exc)
+    names = {cls.__name__ for e in chain for cls in type(e).__mro__}
+    error_type = getattr(getattr(exc, "error_type", None), "name", "") or ""
+    text = _safe_str(exc)
+    low = "\n".join(_safe_str(e) for e in chain).lower()
+    return _Facts(exc, stage, names, error_type, text, low, code.strip(), format_traceback(exc))
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except Exception:  # a broken __str__ must not break classification
+        return repr(exc)
+
+
+
+def _decide(f: _Facts) -> tuple[str, str, str]:
+    """Return (category, hint, stage); the first rule that matches wins."""
+    for rule in _RULES:
+        found = rule(f)
+        if found is not None:
+            category, hint, *rest = found
+            return category, hint, rest[0] if rest else f.stage
+    return _fallback(f)
+
+
+def _by_stage(f: _Facts) -> tuple[str, ...] | None:
+    if f.stage == "eager":
+        return ("eager", EAGER_HINT)
+    if f.stage == "serialize":
+        if "deserializ" in f.low or "badzipfile" in {n.lower() for n in f.names}:
+            return ("serialization", "torch.export.load cannot rebuild the program: import the modules that"
+                    " register its custom ops (torch.library) before loading, and save/load with the same torch")
+        return ("serialization", "torch.export.save cannot write this program: check for custom ops without a"
+                " schema and non-tensor constants (opaque Python objects, ScriptObjects) held by the model")
+    if f.stage == "decompose":
+        op = re.search(r"target=(torch\.ops\.[\w.]+)", f.text)
+        where = f" of {op.group(1)}" if op else ""
+        return ("decomposition", f"The decomposition{where} to core ATen failed: keep that op out of the"
+                " decomposition table (ep.run_decompositions(table)) or report it to PyTorch")
+    return None
+
+
+def _constraints(f: _Facts) -> tuple[str, ...] | None:
+    if f.error_type == "CONSTRAINT_VIOLATION" or "ConstraintViolationError" in f.names:
+        fixes = _suggested_fixes(f.text)
+        if fixes:
+            hint = "Apply torch's suggested fix to dynamic_shapes: " + "; ".join(fixes)
+        else:
+            hint = ("The model constrains a dim you declared dynamic: narrow its Dim range, derive it"
+                    " (2*d, d+1) or use Dim.AUTO as the violated guards above say")
+        return ("torch.dynamic-shape", hint, "constraints" if f.stage == "capture" else f.stage)
+    if f.error_type == "DYNAMIC_DIM":
+        return ("torch.dynamic-shape", "Declare the dims the model treats as dynamic in dynamic_shapes (Dim or"
+                " Dim.AUTO) and keep the example sizes inside their ranges")
+    return None
+
+
+def _suggested_fixes(text: str) -> list[str]:
+    match = re.search(r"Suggested fixes:\s*\n((?:[ \t]+\S.*\n?)+)", text)
+    return [line.strip() for line in match.group(1).splitlines() if line.strip()] if match else []
+
+
+def _inputs(f: _Facts) -> tuple[str, ...] | None:
+    structure = "pytree" in f.low or "unsupported input type" in f.low
+    if f.error_type == "INVALID_INPUT" or (f.stage in ("capture", "input") and "unsupported input type" in f.low):
+        if structure:
+            return ("python.data-structure", "Register the custom input class with torch.export.register_dataclass"
+                    " or torch.utils._pytree.register_pytree_node, or pass its tensors directly", "input")
+        return ("torch.dynamic-shape", "Make dynamic_shapes mirror the inputs: one entry per argument (by name or"
+                " position), each a dict or tuple of Dims per tensor dimension", "input")
+    if f.error_type == "INVALID_OUTPUT" or re.search(r"in output, which is not a known type|unrecognized type .* at output", f.low):
+        return ("python.data-structure", "Return tensors in tuples, lists or dicts, or register the output class"
+                " with torch.export.register_dataclass / torch.utils._pytree.register_pytree_node")
+    return None
+
+
+def _guards(f: _Facts) -> tuple[str, ...] | None:
+    failed = re.search(r"Guard failed: (.+)", f.text)
+    if failed:
+        return ("guards", f"The exported program only accepts inputs with `{failed.group(1).strip()}`: declare"
+                " that dim dynamic (Dim / Dim.AUTO) if it must vary, or call it with in-spec inputs")
+    if "expected input at" in f.low:
+        return ("guards", "The exported program rejects this input's shape or dtype: declare the dim dynamic"
+                " (Dim / Dim.AUTO) if it must vary, or call it with inputs like the examples")
+    if "trying to flatten user inputs with exported input tree spec" in f.low:
+        return ("guards", "Call the exported module with the same args/kwargs structure as the example inputs")
+    return None
+
+
+_DATA_DEPENDENT_NAMES = {"GuardOnDataDependentSymNode", "DataDependentOutputException", "DynamicOutputShapeException"}
+
+
+def _data_dependent(f: _Facts) -> tuple[str, ...] | None:
+    branching = "data-dependent branching" in f.low
+    if not (
+        branching
+        or f.names & _DATA_DEPENDENT_NAMES
+        or f.error_type in ("ANTI_PATTERN", "DYNAMIC_CONTROL_FLOW")
+        or "data-dependent expression" in f.low
+    ):
+        return None
+    code = f.code
+    if code.startswith("assert"):
+        hint = ("Replace the `assert` on a tensor value with torch._check(...) on a Python value, or move it out"
+                " of forward")
+    elif branching or re.match(r"(el)?if\b|while\b", code) or re.search(r"\bif\b.*\belse\b", code):
+        hint = ("Replace the Python `if` on a tensor value with torch.cond(pred, true_fn, false_fn, (x,)),"
+                " or torch.where for an elementwise choice")
+    else:
+        hint = ("Tell export what the data-dependent value satisfies with torch._check(...) (e.g. n = t.item();"
+                " torch._check(n >= 0)), or use torch.cond if it picks a branch")
+    return ("data-dependent", hint)
+
+
+_MISSING_FAKE = re.compile(r"no fake impl|fake impl registered|does not support running with fake tensors"
+                           r"|unsupported operator|no meta|meta kernel")
+
+
+def _operator(f: _Facts) -> tuple[str, ...] | None:
+    if "UnsupportedOperatorException" in f.names or _MISSING_FAKE.search(f.low):
+        op = re.search(r"CustomOpDef\((\w+)::(\w+)\)|unsupported operator: (\w+)\.(\w+)|^(\w+)\.(\w+)\.\w+$",
+                       f.text, re.M)
+        name = "::".join(g for g in op.groups() if g) if op else "<ns>::<op>"
+        return ("torch.operator", f"Register a fake kernel for the custom op: @torch.library.register_fake(\"{name}\")"
+                " returning empty tensors with the output shapes/dtypes")
+    return None
+
+
+def _mutation(f: _Facts) -> tuple[str, ...] | None:
+    if "leaf variable that requires grad is being used in an in-place" in f.low:
+        return ("torch.mutation", "Do the in-place update of the parameter under torch.no_grad(), or keep the"
+                " state in a buffer (register_buffer) instead")
+    if f.error_type == "UNSUPPORTED_ALIASED_MUTATED_DYNAMIC_INPUTS" or re.search(
+        r"inplace view on a graph input|mutat", f.low
+    ):
+        if "higher order op" in f.low:
+            return None  # a torch.cond branch mutating its input: the torch.cond rule explains it
+        return ("torch.mutation", "Use an out-of-place op instead of mutating an input or attribute in place"
+                " (x = x.reshape(...) rather than x.resize_(...)), or keep mutable state in a registered buffer")
+    return None
+
+
+def _higher_order(f: _Facts) -> tuple[str, ...] | None:
+    if not (f.names & {"UncapturedHigherOrderOpError", "CondOpArgsMismatchError"} or "higher order op" in f.low):
+        return None
+    category = "torch.map" if re.search(r"torch\.map|\bmap_impl\b", f.low) and "torch.cond" not in f.low else (
+        "torch.cond" if "cond" in f.low else "torch.operator")
+    if "aliasing" in f.low:
+        hint = "Return x.clone() instead of an input (or a view of it) from the branch function"
+    elif "mutation" in f.low:
+        hint = "Do not mutate inputs inside the branch functions; compute and return new tensors instead"
+    elif re.search(r"same (structure|shape|dtype|metadata)|mismatch", f.low):
+        hint = "Make every branch return the same structure, shapes and dtypes"
+    else:
+        hint = torch_hint(f.text) or "Make the branch functions pure tensor code that export can trace"
+    return (category, hint)
+
+
+def _fake_runtime(f: _Facts) -> tuple[str, ...] | None:
+    """TorchRuntimeError, or a plain error from fake-tensor propagation during capture (eager already ran)."""
+    through_fake = f.stage == "capture" and re.search(
+        r"torch/_subclasses/fake_tensor\.py|torch/_meta_registrations\.py|torch/_refs/", f.tb
+    )
+    if "TorchRuntimeError" in f.names or through_fake:
+        return ("torch.operator", "Eager runs but fake-tensor tracing fails: an op's fake/meta kernel disagrees"
+                " with its real kernel - check torch.library.register_fake kernels return the real output shapes")
+    return None
+
+
+# (pattern over what dynamo said, category, hint) for graph breaks in strict mode; first match wins.
+_GRAPH_BREAKS: list[tuple[str, str, str]] = [
+    (r"\bassert", "python.assert", "The model's `assert` fails or cannot be traced: make it hold for the"
+     " example inputs, or express it with torch._check(...)"),
+    (r"context manager", "python.context-manager",
+     "Move the unsupported `with` block out of forward, or export with strict=False; strict export traces only"
+     " torch's own context managers (torch.no_grad, autocast, ...)"),
+    (r"graph_break\(\)", "torch.escape-hatch", "Remove torch._dynamo.graph_break() from the exported code path"),
+    (r"randomvaluesource|\brandom\.\w+|logging|logger", "python.standard-library",
+     "Replace the Python standard-library call in forward with a torch op (torch.rand for random), or compute"
+     " it outside the model and pass it in"),
+    (r"tolist\(\)", "data-dependent",
+     "Keep the values as tensors instead of Tensor.tolist(), or pass them in as Python values"),
+    (r"\bsort\b|sorted", "python.builtin", "Sort tensors with torch.sort / torch.argsort instead of sorted()"),
+    (r"closure|nonlocal|cell contents", "python.closure",
+     "Pass the captured value as an argument or a module attribute instead of a closure variable"),
+    (r"generator|iterator|yield", "python.control-flow",
+     "Replace the generator/iterator with a plain loop over a list, or a torch op"),
+    (r"userdefinedobjectvariable|userdefinedclassvariable|__setattr__|__getattr__|metaclass|descriptor|super\(\)",
+     "python.object-model",
+     "Keep forward to plain module attributes and tensors; move custom-class logic out of forward"),
+    (r"\b(dict|list|set|tuple|namedtuple|dataclass)\b", "python.data-structure",
+     "Use plain tuples, lists and dicts of tensors; register custom containers with torch.utils._pytree"),
+]
+_STDLIB_HINT = ("Strict export cannot trace `{}` (Python standard library) in forward: compute it outside the"
+                " model and pass the result in, use a torch op, or export with strict=False")
+
+
+def _graph_break(f: _Facts) -> tuple[str, ...] | None:
+    dynamo_assert = "AssertionError" in f.names and "dynamo" in f.low  # e.g. "Dynamo attempts to add ... input"
+    if "TorchDynamoException" not in f.names and not dynamo_assert:
+        return None
+    said = _what_torch_said(f.text)
+    called = re.search(r"builtin (?:operator )?`([\w.]+?)\.?`", f.text)  # "`open`", "`time.time.`"
+    module = _stdlib_frame(f.text) or (called and called.group(1).partition(".")[0])
+    for pattern, category, hint in _GRAPH_BREAKS[:3]:  # more specific than where it was raised
+        if re.search(pattern, said):
+            return (category, hint)
+    if module and module in sys.stdlib_module_names and module != "builtins":
+        return ("python.standard-library", _STDLIB_HINT.format(module if not called else called.group(1)))
+    if called:
+        return ("python.builtin", f"Move the call to the Python builtin `{called.group(1)}` out of forward (pass"
+                " its result in as an input), or export with strict=False")
+    for pattern, category, hint in _GRAPH_BREAKS[3:]:
+        if re.search(pattern, said):
+            return (category, hint)
+    return None
+
+
+def _stdlib_frame(text: str) -> str | None:
+    """Return the standard-library module dynamo was tracing when it gave up, from its "from user code" frames."""
+    frames = re.findall(r'File "([^"]+)", line \d+', text.partition("from user code:")[2])
+    return stdlib_module(frames[-1]) if frames else None
+
+
+def _what_torch_said(text: str) -> str:
+    """Return dynamo's title, explanation and debug context, lowercased, without its generic hints."""
+    head = re.split(r"\nfrom user code:", text, maxsplit=1)[0]
+    kept = [line for line in head.splitlines() if not line.strip().startswith(("Hint:", "For more details"))]
+    return "\n".join(kept).lower()
+
+
+def _raw_data(f: _Facts) -> tuple[str, ...] | None:
+    if not re.search(r"cannot access data pointer of tensor|\.numpy\(\) is not supported", f.low):
+        return None
+    if re.search(r'[/\\]copy\.py"', f.tb):
+        return ("python.standard-library", "Do not copy.deepcopy tensors inside forward; use t.clone() instead")
+    return ("torch.operator", "Code in forward reads raw tensor data (data_ptr, .numpy(), a C extension): wrap it"
+            " in a torch.library custom op with a fake kernel, or replace it with torch ops")
+
+
+def _user_assert(f: _Facts) -> tuple[str, ...] | None:
+    if re.search(r"_pytest[/\\]assertion[/\\]rewrite\.py", f.low):
+        # A model defined in a test module: pytest rewrote its `assert` and dynamo traced into saferepr.
+        return ("python.assert", "pytest rewrote this model's `assert` (the model lives in a test module): move"
+                " the model to a non-test module or add PYTEST_DONT_REWRITE to the module docstring, or use"
+                " torch._check(...)")
+    if type(f.exc) is AssertionError and f.code.startswith("assert"):
+        return ("python.assert", "The model's own `assert` fails during export: make it hold for the example"
+                " inputs, or express it with torch._check(...)")
+    return None
+
+
+def _spec_violation(f: _Facts) -> tuple[str, ...] | None:
+    if "SpecViolationError" in f.names:
+        category = "torch.operator" if "operator" in f.low else "internal"
+        return (category, "The exported graph is not valid export IR: make custom ops torch.library ops with a"
+                " fake kernel, or report the torch bug with this reproducer")
+    return None
+
+
+_RULES = [
+    _by_stage, _constraints, _inputs, _guards, _data_dependent, _operator, _higher_order, _mutation,
+    _spec_violation, _raw_data, _fake_runtime, _user_assert, _graph_break,
+]
+
+
+def _fallback(f: _Facts) -> tuple[str, str, str]:
+    said = torch_hint(f.text)
+    if "Unsupported" in f.names:
+        hint = (said.rstrip(". ") + "; or export with strict=False") if said else (
+            "Strict export (TorchDynamo) cannot trace this code: rewrite it, or export with strict=False")
+        return ("internal", hint, f.stage)
+    hints = {
+        "numerics": ("numerics", "The exported program computes different outputs than eager"),
+        "guards": ("guards", "The exported program's guards disagree with the declared dynamic shapes"),
+        "run": ("internal", "The exported module raises on inputs eager accepts: look for a size or value"
+                " export fixed from the example inputs"),
+    }
+    if f.stage == "capture" and _raised_by_user_code(f):
+        return ("internal", "The model raises while being traced although eager runs: it reads tensor values or"
+                " types that tracing replaces with fake tensors (.numpy(), data_ptr, isinstance checks); use torch"
+                " ops, or wrap the code in a torch.library custom op", f.stage)
+    category, hint = hints.get(f.stage, ("internal", said or (
+        f"Unrecognized failure at stage {f.stage}: read the detail; if torch itself crashed, report it with"
+        " this reproducer")))
+    return (category, hint, f.stage)
+
+
+_BOILERPLATE = re.compile(
+    r"please (open|file|report)|report an issue|file an issue|open an issue|may result in an error when running"
+    r" in eager|unlikely that dynamo will ever|possible to write dynamo tracing rules", re.I)
+
+
+def _raised_by_user_code(f: _Facts) -> bool:
+    frames = re.findall(r'File "([^"]+)", line \d+', f.tb)
+    return bool(frames) and is_user_file(frames[-1])
+
+
+def torch_hint(text: str) -> str:
+    """Return torch's own first actionable "Hint:" line from a dynamo message, or ""."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("Hint:") and not _BOILERPLATE.search(line):
+            return line.removeprefix("Hint:").strip()
+    return ""
+
+
