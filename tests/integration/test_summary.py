@@ -1,0 +1,71 @@
+"""The terminal summary: cases x modes matrix, failure categories, slowest exports."""
+
+from __future__ import annotations
+
+from pytest_export.summary import summary_lines
+
+
+def _record(case: str, mode: str, verdict: str, category: str | None = None, duration: float = 0.1) -> dict:
+    failure = {"category": category} if category else None
+    return {"test": f"{case}[{mode}]", "case": case, "mode": mode, "verdict": verdict, "expect": None,
+            "duration": duration, "outcome": {"failure": failure}}
+
+
+def test_summary_lines_matrix_categories_and_slowest():
+    lines = summary_lines(
+        [
+            _record("t.py::test_b", "strict", "failed", "data-dependent", 2.0),
+            _record("t.py::test_b", "training", "crashed", "crashed"),
+            _record("t.py::test_a", "strict", "passed", duration=3.5),
+            _record("t.py::test_a", "non_strict", "xfailed", "data-dependent"),
+            _record("t.py::test_a", "training", "timeout", "timeout"),
+        ],
+        mode_order=("strict", "non_strict", "training"),
+    )
+    assert lines[:3] == [
+        "              strict non_strict training",
+        "t.py::test_a    .        x         T    ",
+        "t.py::test_b    F        -         C    ",
+    ]
+    assert "failure categories: data-dependent 2, crashed 1, timeout 1" in lines
+    assert lines[lines.index("slowest exports (5):") + 1] == "     3.50s  t.py::test_a[strict]"
+
+
+def test_no_records_no_summary():
+    assert summary_lines([]) == []
+
+
+def test_summary_printed_at_session_end(project, canned):
+    canned({"test_canned_b": ("failed", "python.builtin")})
+    project.makepyfile(test_m="""
+        import pytest
+        from exportcore import Case
+
+        @pytest.mark.exportable
+        def test_canned_a():
+            return Case(model=lambda x: x, args=(1,))
+
+        @pytest.mark.exportable(modes=["strict"])
+        def test_canned_b():
+            return Case(model=lambda x: x, args=(1,))
+
+        def test_plain():
+            pass
+    """)
+    result = project.runpytest()
+    result.stdout.fnmatch_lines([
+        "*= export matrix =*",
+        "*strict non_strict training",
+        "test_m.py::test_canned_a    .        .         .*",
+        "test_m.py::test_canned_b    F        -         -*",
+        "legend: *",
+        "verdicts: 3 passed, 1 failed",
+        "failure categories: python.builtin 1",
+        "slowest exports (4):",
+    ])
+
+
+def test_no_summary_without_exportable_tests(pytester):
+    pytester.makepyfile("def test_plain():\n    pass\n")
+    result = pytester.runpytest()
+    assert "export matrix" not in result.stdout.str()
