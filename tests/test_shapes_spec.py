@@ -98,6 +98,23 @@ def test_nested_pytrees_and_kwargs_use_forward_names():
     assert spec.shapes_for({"b": 5})["kwargs['mask']"] == (5, 6)
 
 
+def test_var_keyword_inputs_can_be_named_at_the_top_level():
+    b = Dim("b", min=2, max=8)
+
+    class Loose(torch.nn.Module):
+        def forward(self, x, *rest, **extra):
+            return x
+
+    args = (torch.ones(3), torch.ones(3, 2))
+    kwargs = {"mask": torch.ones(3), "flag": True}
+    spec = ShapeSpec.from_export_spec({"x": (b,), "rest": ((b, 2),), "mask": (b,), "flag": None}, args, kwargs, model=Loose())
+    assert axes_roots(spec) == {"args[0]": ["b"], "args[1]": ["b", None], "kwargs['mask']": ["b"]}
+    spec = ShapeSpec.from_export_spec({"x": (b,), "rest": None, "extra": {"mask": (b,), "flag": None}}, args, kwargs, model=Loose())
+    assert axes_roots(spec)["kwargs['mask']"] == ["b"]
+    with pytest.raises(ValueError, match=r"dynamic_shapes\['extra'\]: keys \['mask'\] do not match the input's keys \['mask', 'flag'\]"):
+        ShapeSpec.from_export_spec({"x": (b,), "rest": None, "mask": (b,)}, args, kwargs, model=Loose())
+
+
 def test_dict_form_without_model_maps_names_to_positions_and_kwargs():
     b = Dim("b", min=2, max=8)
     spec = ShapeSpec.from_export_spec({"x": {0: b}, "mask": {1: b}}, (torch.ones(3),), {"mask": torch.ones(2, 3)})

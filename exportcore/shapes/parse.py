@@ -125,6 +125,7 @@ def _top_level(spec: Any, entries: list[tuple[str, Any, str]]) -> list[tuple[Any
             f"dynamic_shapes: expected a dict, tuple, list, ShapesCollection or AdditionalInputs, "
             f"got {type(spec).__name__}"
         )
+    spec = _group_var_keywords(spec, entries)
     names = [name for name, _, _ in entries]
     keys = list(spec)
     if set(keys) != set(names):
@@ -139,6 +140,17 @@ def _top_level(spec: Any, entries: list[tuple[str, Any, str]]) -> list[tuple[Any
             f"dynamic_shapes: top-level keys {keys} must be the forward's argument names {names}"
         )
     return [(spec[n], f"dynamic_shapes[{n!r}]") for n in names]
+
+
+def _group_var_keywords(spec: dict, entries: list[tuple[str, Any, str]]) -> dict:
+    """Accept ``{"x": ..., "extra": ...}`` for ``forward(self, x, **kw)``, as torch does."""
+    for name, value, _ in entries:
+        if isinstance(value, _VarKw) and name not in spec:
+            inner = {k: spec[k] for k in value if k in spec}
+            if inner:
+                spec = {k: v for k, v in spec.items() if k not in inner}
+                spec[name] = inner  # torch wants every **kwargs entry named; so do we
+    return spec
 
 
 class _Builder:
