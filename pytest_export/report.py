@@ -187,9 +187,9 @@ def validate_report(data: Any, source: str = "report") -> dict[str, Any]:
     return out
 
 
-def load_report(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and validate a JSON report; raise ReportError naming the file on any problem."""
-    name = os.fspath(path)
+def load_report(path: str | os.PathLike[str], name: str | None = None) -> dict[str, Any]:
+    """Read and validate a JSON report; raise ReportError naming the file (or ``name``) on any problem."""
+    name = name or os.fspath(path)
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -82,7 +82,7 @@ class ReportingPlugin:
                 _fail("--export-baseline-update needs --export-baseline=PATH (or ini export_baseline)")
         elif self.baseline_path.exists() or not self.update:
             try:
-                self.baseline = load_report(self.baseline_path)
+                self.baseline = load_report(self.baseline_path, _shown(self.baseline_path))
             except ReportError as exc:
                 hint = "" if self.update else "; create it with --export-baseline-update"
                 _fail(f"--export-baseline: {exc}{hint if 'does not exist' in str(exc) else ''}")
@@ -187,6 +187,7 @@ class ReportingPlugin:
         else:
             self.written.append(f"export {what}{' updated' if what == 'baseline' else ''}: {_shown(path)}")
 
+    @pytest.hookimpl(trylast=True)  # the gate decision reads last, right above pytest's own verdict
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print the gate decision and where the reports went."""
         if not self.active:
