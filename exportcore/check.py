@@ -80,6 +80,7 @@ def check(
     mode_obj = _validate(model, args, kwargs, mode, checks, examples, rtol, atol)
     kwargs = dict(kwargs or {})
     case_id = case_id or _default_case_id(model)
+    model = _as_module(model)
     if seed is None:
         seed = zlib.crc32(f"{case_id}".encode()) & 0x7FFFFFFF
     spec = _parse_spec(model, args, kwargs, dynamic_shapes)
@@ -155,8 +156,39 @@ def _validate(model: Any, args: Any, kwargs: Any, mode: str, checks: Any, exampl
     return mode_obj
 
 
+def _as_module(model: Any) -> Any:
+    """Wrap a plain callable in an nn.Module whose forward has the callable's signature."""
+    import inspect
+
+    import torch
+
+    if isinstance(model, torch.nn.Module):
+        return model
+    fn = model
+
+    class FunctionModule(torch.nn.Module):
+        def forward(self, *args: Any, **kwargs: Any) -> Any:
+            return fn(*args, **kwargs)
+
+    try:
+        sig = inspect.signature(fn)
+        # torch.export binds dynamic_shapes by forward's parameter names: give it the function's.
+        self_param = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        FunctionModule.forward.__signature__ = sig.replace(  # type: ignore[attr-defined]
+            parameters=[self_param, *sig.parameters.values()]
+        )
+    except (TypeError, ValueError):
+        pass
+    FunctionModule.__name__ = FunctionModule.__qualname__ = getattr(fn, "__name__", "FunctionModule")
+    return FunctionModule()
+
+
 def _default_case_id(model: Any) -> str:
-    return getattr(type(model), "__qualname__", None) or getattr(model, "__name__", "case")
+    import inspect
+
+    if inspect.isfunction(model) or inspect.ismethod(model):
+        return model.__qualname__
+    return type(model).__qualname__
 
 
 def _parse_spec(model: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> Any:

@@ -249,3 +249,13 @@ def test_each_case_and_mode_is_exported_exactly_once(monkeypatch):
 def test_importing_the_packages_does_not_import_torch():
     code = "import pytest_export, exportcore, sys; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_plain_function_is_exported_with_its_own_argument_names():
+    def scaled_sum(x, y):
+        return x * y + 1
+
+    b = Dim("b", min=2, max=9)
+    out = check(scaled_sum, (torch.randn(4, 3), torch.randn(4, 3)), dynamic_shapes={"x": {0: b}, "y": {0: b}}, examples=3)
+    assert out.status == "passed", out.failure and out.failure.headline()
+    assert out.case_id.endswith("scaled_sum")
