@@ -44,6 +44,14 @@ def test_dtypes_bools_masks_and_float_domains_are_kept():
     assert 10 <= int(new[4].min()) and int(new[4].max()) <= 12
 
 
+def test_float_masks_keep_their_levels():
+    additive = torch.tensor([[0.0, float("-inf"), 0.0, float("-inf")]])
+    binary = torch.tensor([1.0, 0.0, 1.0, 1.0, 0.0, 1.0])
+    new, _ = synthesize((additive, binary), None, {"args[0]": (3, 9), "args[1]": (20,)}, seed=2)
+    assert set(new[0].flatten().tolist()) == {0.0, float("-inf")}
+    assert set(new[1].tolist()) == {0.0, 1.0}
+
+
 def test_unchanged_tensors_are_cloned_and_leaves_kept():
     x = torch.randn(3, 4, requires_grad=True)
     scale = 0.5

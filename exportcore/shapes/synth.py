@@ -2,7 +2,8 @@
 
 Resized tensors keep dtype, device, layout, requires_grad and the example's value domain:
 integers stay within the observed min..max (token ids stay below the vocabulary size),
-bools keep their rate of True, constant tensors (masks of ones) stay constant, floats that
+bools keep their rate of True, constant tensors (masks of ones) stay constant, float masks
+(at most 4 distinct values, e.g. {0, 1} or {0, -inf}) draw from those values, floats that
 are never negative stay uniform in the observed range, other floats follow the observed
 mean and std. Tensors whose shape does not change are cloned; non-tensor leaves are kept.
 """
@@ -123,6 +124,10 @@ def _resize(leaf: Any, shape: tuple | None, seed: int) -> Any:
     return new
 
 
+#: A float example with at most this many distinct values is treated as a mask of levels.
+_FEW_LEVELS = 4
+
+
 def _values(ref: Any, shape: tuple[int, ...], gen: Any) -> Any:
     import torch
 
@@ -139,7 +144,12 @@ def _values(ref: Any, shape: tuple[int, ...], gen: Any) -> Any:
         scale = ref.abs().double().std().item() if ref.numel() > 1 else 1.0
         return (torch.randn(shape, generator=gen, dtype=dtype) * scale).to(dtype)
     wide = ref.double()
-    wide = wide[torch.isfinite(wide)]  # a NaN/inf in the example says nothing about the domain
+    levels = torch.unique(wide[~torch.isnan(wide)])
+    if 1 < levels.numel() <= _FEW_LEVELS and ref.numel() >= 2 * levels.numel():
+        # a float mask ({0, 1}, or additive {0, -inf}) stays a mask: draw its levels
+        pick = torch.randint(0, levels.numel(), shape, generator=gen)
+        return levels[pick].to(dtype)
+    wide = wide[torch.isfinite(wide)]  # a NaN/inf in a continuous example says nothing of its domain
     if wide.numel() == 0:
         return torch.zeros(shape, dtype=dtype)
     lo, hi = wide.min().item(), wide.max().item()
