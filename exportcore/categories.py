@@ -152,6 +152,10 @@ def _guards(f: _Facts) -> tuple[str, ...] | None:
     if "expected input at" in f.low:
         return ("guards", "The exported program rejects this input's shape or dtype: declare the dim dynamic"
                 " (Dim / Dim.AUTO) if it must vary, or call it with inputs like the examples")
+    if "self._guards_fn(" in f.tb:
+        # The exported module's guard function itself crashed: the input's rank or type differs from the example.
+        return ("guards", "The exported program rejects this input before running: pass inputs with the same"
+                " rank and types as the example inputs")
     if "trying to flatten user inputs with exported input tree spec" in f.low:
         return ("guards", "Call the exported module with the same args/kwargs structure as the example inputs")
     return None

@@ -373,12 +373,13 @@ def test_torch_cond_branch_returning_an_alias():
 
 
 def test_verifier_spec_violation():
-    from torch._export.verifier import SpecViolationError
-
-    exc = SpecViolationError("Operator 'relu' is not an allowed operator type: (OpOverload,)")
-    failure = classify(exc, "capture")
-    assert failure.category == "torch.operator"
+    ep = export(Double(), (X,))
+    node = next(n for n in ep.graph.nodes if n.op == "call_function")
+    node.target = torch.mul  # a Python-level torch function is not export IR
+    failure = classify(raised(ep.validate), "decompose")
     assert failure.exc_type == "SpecViolationError"
+    assert (failure.stage, failure.category) == ("decompose", "decomposition")
+    assert classify(raised(ep.validate), "capture").category == "torch.operator"
 
 
 # ---- later stages ------------------------------------------------------------------------------
@@ -415,6 +416,30 @@ def test_guard_failure_when_calling_the_exported_module(static_program):
 def test_calling_with_another_input_structure_is_a_guard_failure(static_program):
     failure = classify(raised(lambda: static_program.module()(X, X)), "run")
     assert failure.category == "guards"
+
+
+def test_calling_with_another_rank_is_a_guard_failure(static_program):
+    failure = classify(raised(lambda: static_program.module()(torch.randn(4))), "run")
+    assert failure.category == "guards"
+    assert "rank" in failure.hint
+
+
+def test_load_without_the_custom_op_library_is_serialization():
+    lib = torch.library.Library("pte_classify_ser", "FRAGMENT")
+    lib.define("op(Tensor x) -> Tensor")
+    lib.impl("op", lambda x: x * 2, "CompositeExplicitAutograd")
+    torch.library.register_fake("pte_classify_ser::op", lambda x: torch.empty_like(x), lib=lib)
+
+    class UsesOp(torch.nn.Module):
+        def forward(self, x):
+            return torch.ops.pte_classify_ser.op(x)
+
+    buffer = io.BytesIO()
+    torch.export.save(export(UsesOp(), (X,)), buffer)
+    lib._destroy()  # as in a process that never imported the library defining the op
+    failure = classify(raised(lambda: torch.export.load(io.BytesIO(buffer.getvalue()))), "serialize")
+    assert (failure.stage, failure.category) == ("serialize", "serialization")
+    assert "custom ops" in failure.hint and "before loading" in failure.hint
 
 
 def test_load_of_garbage_is_serialization():
