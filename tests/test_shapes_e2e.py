@@ -39,11 +39,12 @@ class Tagger(torch.nn.Module):
         return self.head(self.emb(ids))
 
 
-def test_derived_dims_pass_accept_and_reject():
+@pytest.mark.parametrize("mode", ["non_strict", "strict"])
+def test_derived_dims_pass_accept_and_reject(mode):
     b = Dim("b", min=3, max=32)
     out = exportcore.check(
         SumPlusShifted(), (torch.randn(4, 16), torch.randn(5)), dynamic_shapes={"x": {0: b}, "y": {0: b + 1}},
-        examples=6, checks=("numerics", "accept", "reject"),
+        mode=mode, examples=6, checks=("numerics", "accept", "reject"),
     )
     assert out.status == "passed", out.failure and out.failure.headline()
     assert out.examples.accepted >= 3 and out.examples.discarded == 0
