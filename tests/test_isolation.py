@@ -1,0 +1,178 @@
+"""One case never leaks into the next: global torch state, the user's model, hangs (exportcore, one process)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import exportcore  # noqa: E402
+
+FAST = {"examples": 0, "checks": ("numerics",)}
+
+
+class Vandal(torch.nn.Module):
+    """Changes every piece of global state a case may touch, and its own parameters, buffers and flags."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+        self.register_buffer("steps", torch.zeros(3))
+        self.calls = 0
+
+    def forward(self, x):
+        torch.manual_seed(1234)
+        random.seed(1234)
+        torch.rand(5)
+        random.random()
+        torch.set_default_dtype(torch.float64)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.set_grad_enabled(False)
+        self.calls += 1
+        with torch.no_grad():
+            self.lin.weight.mul_(3.0)
+            self.steps.add_(1.0)
+        self.lin.weight.grad = torch.full_like(self.lin.weight, 7.0)
+        self.lin.bias.requires_grad_(False)
+        self.train(not self.training)
+        return self.lin(x) + self.steps
+
+
+class Probe(torch.nn.Module):
+    """Records, on each eager call, the global state it runs under."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple] = []
+
+    def forward(self, x):
+        if not torch.compiler.is_compiling():
+            self.seen.append((torch.get_default_dtype(), torch.are_deterministic_algorithms_enabled()))
+        return x * 2
+
+
+def _globals() -> tuple:
+    return (
+        torch.get_rng_state(),
+        random.getstate(),
+        torch.get_default_dtype(),
+        torch.is_grad_enabled(),
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+    )
+
+
+def _same_globals(a: tuple, b: tuple) -> bool:
+    return torch.equal(a[0], b[0]) and a[1:] == b[1:]
+
+
+def _model_state(model: torch.nn.Module) -> dict:
+    return {
+        "training": [m.training for m in model.modules()],
+        "tensors": {k: v.detach().clone() for k, v in [*model.named_parameters(), *model.named_buffers()]},
+        "grads": {k: None if p.grad is None else p.grad.clone() for k, p in model.named_parameters()},
+        "requires_grad": {k: p.requires_grad for k, p in model.named_parameters()},
+        "calls": model.calls,
+        "ids": {k: id(v) for k, v in [*model.named_parameters(), *model.named_buffers()]},
+    }
+
+
+def _assert_same_model(before: dict, after: dict) -> None:
+    assert after["training"] == before["training"]
+    assert after["requires_grad"] == before["requires_grad"]
+    assert after["calls"] == before["calls"]
+    # The very same tensor objects: user code holding a reference to a parameter keeps seeing it.
+    assert after["ids"] == before["ids"]
+    for name, value in before["tensors"].items():
+        assert torch.equal(after["tensors"][name], value), name
+    for name, grad in before["grads"].items():
+        got = after["grads"][name]
+        assert (got is None) == (grad is None) and (grad is None or torch.equal(got, grad)), name
+
+
+@pytest.mark.parametrize("mode", ["non_strict", "strict", "training"])
+def test_a_case_that_changes_everything_leaves_globals_and_model_as_they_were(mode):
+    torch.manual_seed(0)
+    model = Vandal()
+    model.lin.weight.grad = torch.ones_like(model.lin.weight)  # user's own grads must survive
+    x = torch.randn(2, 3)
+    before_model, before_globals = _model_state(model), _globals()
+
+    outcome = exportcore.check(model, (x,), mode=mode, **FAST)
+
+    assert outcome.status in ("passed", "failed", "error"), outcome.failure  # whatever it is, nothing leaks
+    assert _same_globals(_globals(), before_globals)
+    _assert_same_model(before_model, _model_state(model))
+
+    probe = Probe()
+    after = exportcore.check(probe, (torch.ones(2),), mode="non_strict", **FAST)
+    assert after.status == "passed", after.failure
+    assert probe.seen and set(probe.seen) == {(torch.float32, False)}
+
+
+def test_grad_mode_of_the_caller_is_kept_both_ways():
+    model = torch.nn.Linear(2, 2)
+    with torch.no_grad():
+        outcome = exportcore.check(model, (torch.ones(1, 2),), mode="training", **FAST)
+        assert not torch.is_grad_enabled()
+    assert outcome.status == "passed", outcome.failure
+    assert torch.is_grad_enabled()
+
+
+class Hang(torch.nn.Module):
+    def forward(self, x):
+        while True:
+            x = x + 0
+
+
+class HangInExport(torch.nn.Module):
+    """Runs in eager; loops forever while being exported (both tracers set is_exporting)."""
+
+    def forward(self, x):
+        while torch.compiler.is_exporting():
+            pass
+        return x + 1
+
+
+@pytest.mark.parametrize(
+    "model, mode, stage",
+    [
+        (Hang, "non_strict", "eager"),
+        (Hang, "training", "eager"),
+        (HangInExport, "non_strict", "capture"),
+        (HangInExport, "strict", "capture"),
+    ],
+)
+def test_hang_becomes_timeout_naming_its_stage_and_the_next_case_runs(model, mode, stage):
+    outcome = exportcore.check(model(), (torch.ones(2),), mode=mode, timeout=0.5, **FAST)
+
+    assert outcome.status == "timeout"
+    assert (outcome.failure.stage, outcome.failure.category) == (stage, "timeout")
+    assert "0.5 s" in outcome.failure.message and "--export-timeout" in outcome.failure.hint
+    # An interrupted tracer must not leave modes or fake tensors behind for the next case.
+    assert torch._C._len_torch_function_stack() == 0
+    assert torch._C._len_torch_dispatch_stack() == 0
+    assert exportcore.check(torch.nn.Linear(2, 2), (torch.ones(1, 2),), mode=mode, **FAST).status == "passed"
+
+
+def test_timeout_leaves_no_alarm_armed_and_restores_the_callers_handler():
+    import signal
+
+    def mine(signum, frame):  # pragma: no cover - must never run
+        raise AssertionError("the caller's SIGALRM handler ran")
+
+    previous = signal.signal(signal.SIGALRM, mine)
+    try:
+        outcome = exportcore.check(Hang(), (torch.ones(2),), timeout=0.3, **FAST)
+        assert outcome.status == "timeout"
+        assert signal.getsignal(signal.SIGALRM) is mine
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_case_within_its_limit_is_not_disturbed():
+    outcome = exportcore.check(torch.nn.Linear(2, 2), (torch.ones(1, 2),), timeout=60, **FAST)
+    assert outcome.status == "passed", outcome.failure
