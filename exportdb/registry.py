@@ -115,14 +115,27 @@ class ExportCase:
     build: Callable[[], Any] = field(repr=False, compare=False)
     rewrite: str | None = None
     examples: int = 2
+    #: Modes the case runs in; a mode is left out only where the case is meaningless there.
+    modes: tuple[str, ...] = MODES
 
     @property
     def supported(self) -> bool:
         """Return True when every mode passes."""
-        return all(isinstance(e, Pass) for e in self.expect.values())
+        return all(isinstance(self.expect[m], Pass) for m in self.modes)
 
     def failing_modes(self) -> tuple[str, ...]:
-        return tuple(m for m in MODES if isinstance(self.expect[m], Fails))
+        """Return the modes this case is expected to fail in."""
+        return tuple(m for m in self.modes if isinstance(self.expect[m], Fails))
+
+    def marker_expect(self) -> dict[str, dict[str, Any]]:
+        """Return ``expect=`` for ``@pytest.mark.exportable``: expected failures with reason and category."""
+        where = f"exportdb case {self.name} ({self.location()})"
+        return {
+            m: {"reason": f"{exp.why or exp}; {where}", "category": exp.category}
+            for m in self.failing_modes()
+            for exp in [self.expect[m]]
+            if isinstance(exp, Fails)
+        }
 
     def source(self) -> str:
         """Return the builder's source code, dedented, without the decorator."""
@@ -163,12 +176,13 @@ def case(
     expect: Expectation | Mapping[str, Expectation] = PASS,
     rewrite: str | None = None,
     examples: int = 2,
+    modes: tuple[str, ...] = MODES,
 ) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
     """Register the decorated builder as an ExportDB case; modes missing from ``expect`` pass."""
 
     def register(build: Callable[[], Any]) -> Callable[[], Any]:
         category = build.__module__.rpartition(".")[2]
-        _REGISTRY[name] = _make(name, category, tags, description, expect, rewrite, examples, build)
+        _REGISTRY[name] = _make(name, category, tags, description, expect, rewrite, examples, modes, build)
         return build
 
     if not isinstance(name, str) or not _NAME.match(name):
@@ -179,8 +193,10 @@ def case(
 
 
 def _make(name: str, category: str, tags: Any, description: Any, expect: Any, rewrite: Any,
-          examples: Any, build: Callable[[], Any]) -> ExportCase:
+          examples: Any, modes: Any, build: Callable[[], Any]) -> ExportCase:
     where = f"exportdb case {name!r}"
+    if not isinstance(modes, tuple) or not modes or any(m not in MODES for m in modes):
+        raise ValueError(f"{where}: modes must be a non-empty tuple drawn from {MODES}, got {modes!r}")
     if not isinstance(tags, tuple) or not tags:
         raise TypeError(f"{where}: tags must be a non-empty tuple of str")
     unknown = [t for t in tags if t not in TAGS]
@@ -200,7 +216,10 @@ def _make(name: str, category: str, tags: Any, description: Any, expect: Any, re
     for mode, exp in per_mode.items():
         if not isinstance(exp, (Pass, Fails)):
             raise TypeError(f"{where}: expect[{mode!r}] must be PASS or Fails(...), got {exp!r}")
-    failing = any(isinstance(e, Fails) for e in per_mode.values())
+    skipped = [m for m, e in per_mode.items() if m not in modes and isinstance(e, Fails)]
+    if skipped:
+        raise ValueError(f"{where}: expect names mode(s) {skipped} the case does not run in")
+    failing = any(isinstance(per_mode[m], Fails) for m in modes)
     if failing and not rewrite:
         raise ValueError(f"{where}: a case that fails in some mode must name its rewrite case")
     if rewrite is not None and not isinstance(rewrite, str):
@@ -208,7 +227,7 @@ def _make(name: str, category: str, tags: Any, description: Any, expect: Any, re
     if not isinstance(examples, int) or examples < 0:
         raise TypeError(f"{where}: examples must be an int >= 0")
     text = textwrap.dedent(description).strip()
-    return ExportCase(name, category, tags, text, per_mode, build, rewrite, examples)
+    return ExportCase(name, category, tags, text, per_mode, build, rewrite, examples, modes)
 
 
 def _load() -> dict[str, ExportCase]:
@@ -260,7 +279,7 @@ def validate() -> list[str]:
         if target is None:
             problems.append(f"{c.name}: rewrite {c.rewrite!r} is not a case")
             continue
-        still = [m for m in c.failing_modes() if isinstance(target.expect[m], Fails)]
+        still = [m for m in c.failing_modes() if m not in target.modes or isinstance(target.expect[m], Fails)]
         if still:
             problems.append(f"{c.name}: rewrite {c.rewrite!r} also fails in {still}")
     return problems
