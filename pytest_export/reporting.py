@@ -51,8 +51,11 @@ def _check_writable(path: Path, shown: str, option: str) -> None:
     if path.is_dir():
         _fail(f"{option} {shown}: is a directory, expected a file path")
     parent = path.parent
-    if not parent.is_dir():
-        _fail(f"{option} {shown}: directory {_shown(parent)} does not exist")
+    try:
+        # Like --junitxml, create missing directories (CI writes to a fresh reports/ folder).
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _fail(f"{option} {shown}: cannot create directory {_shown(parent)} ({exc.strerror or exc})")
     if not os.access(parent, os.W_OK | os.X_OK):
         _fail(f"{option} {shown}: directory {_shown(parent)} is not writable")
 

@@ -57,7 +57,7 @@ def content(report: dict) -> dict:
 
 def test_json_html_and_markdown_from_a_real_session(project):
     project.makepyfile(test_m=REAL)
-    (project.path / "out").mkdir()
+    # out/ does not exist yet: it is created, as --junitxml does.
     result = project.runpytest("--export-report=out/r.json", "--export-report=out/r.html", "--export-report=out/r.md")
     result.assert_outcomes(passed=2, failed=1, xfailed=1)
     result.stdout.fnmatch_lines(["export report: *r.json", "export report: *r.html", "export report: *r.md"])
@@ -148,12 +148,13 @@ def test_ctrl_c_still_writes_a_report_marked_incomplete(project, canned):
     ("path", "message"),
     [
         ("r.txt", "--export-report: report path 'r.txt': unknown format '.txt'; use one of .json, .html, .md"),
-        ("missing/r.json", "--export-report missing/r.json: directory missing does not exist"),
+        ("afile/r.json", "--export-report afile/r.json: cannot create directory afile (*)"),
         ("adir.json", "--export-report adir.json: is a directory, expected a file path"),
     ],
 )
 def test_bad_report_path_is_a_usage_error(project, path, message):
     (project.path / "adir.json").mkdir()
+    (project.path / "afile").write_text("a file, not a directory")
     result = project.runpytest(f"--export-report={path}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {message}"])
