@@ -31,7 +31,6 @@ EAGER_HINT = "the model fails in eager mode; fix the model or the example inputs
 _TRACEBACK_MAX = 16000
 
 
-
 @dataclass
 class _Facts:
     """What the rules look at, computed once per exception."""
@@ -80,7 +79,6 @@ def _safe_str(exc: BaseException) -> str:
         return str(exc)
     except Exception:  # a broken __str__ must not break classification
         return repr(exc)
-
 
 
 def _decide(f: _Facts) -> tuple[str, str, str]:
@@ -138,7 +136,8 @@ def _inputs(f: _Facts) -> tuple[str, ...] | None:
                     " or torch.utils._pytree.register_pytree_node, or pass its tensors directly", "input")
         return ("torch.dynamic-shape", "Make dynamic_shapes mirror the inputs: one entry per argument (by name or"
                 " position), each a dict or tuple of Dims per tensor dimension", "input")
-    if f.error_type == "INVALID_OUTPUT" or re.search(r"in output, which is not a known type|unrecognized type .* at output", f.low):
+    unknown_output = r"in output, which is not a known type|unrecognized type .* at output"
+    if f.error_type == "INVALID_OUTPUT" or re.search(unknown_output, f.low):
         return ("python.data-structure", "Return tensors in tuples, lists or dicts, or register the output class"
                 " with torch.export.register_dataclass / torch.utils._pytree.register_pytree_node")
     return None
@@ -187,7 +186,7 @@ def _data_dependent(f: _Facts) -> tuple[str, ...] | None:
 
 
 _MISSING_FAKE = re.compile(r"no fake impl|fake impl registered|does not support running with fake tensors"
-                           r"|unsupported operator|no meta|meta kernel")
+                           r"|unsupported operator: |meta kernel")
 
 
 def _operator(f: _Facts) -> tuple[str, ...] | None:
@@ -204,8 +203,10 @@ def _mutation(f: _Facts) -> tuple[str, ...] | None:
     if "leaf variable that requires grad is being used in an in-place" in f.low:
         return ("torch.mutation", "Do the in-place update of the parameter under torch.no_grad(), or keep the"
                 " state in a buffer (register_buffer) instead")
+    # Only what torch said, not its hints: dynamo hints mention mutation for unrelated graph breaks.
+    said = _what_torch_said(f.text)
     if f.error_type == "UNSUPPORTED_ALIASED_MUTATED_DYNAMIC_INPUTS" or re.search(
-        r"inplace view on a graph input|mutat", f.low
+        r"inplace view on a graph input|mutat", said
     ):
         if "higher order op" in f.low:
             return None  # a torch.cond branch mutating its input: the torch.cond rule explains it
@@ -217,8 +218,12 @@ def _mutation(f: _Facts) -> tuple[str, ...] | None:
 def _higher_order(f: _Facts) -> tuple[str, ...] | None:
     if not (f.names & {"UncapturedHigherOrderOpError", "CondOpArgsMismatchError"} or "higher order op" in f.low):
         return None
-    category = "torch.map" if re.search(r"torch\.map|\bmap_impl\b", f.low) and "torch.cond" not in f.low else (
-        "torch.cond" if "cond" in f.low else "torch.operator")
+    if re.search(r"torch\.cond|\bcond\b|condop", f.low):
+        category = "torch.cond"
+    elif re.search(r"torch\.map|\bmap_impl\b", f.low):
+        category = "torch.map"
+    else:
+        category = "torch.operator"  # while_loop, scan, ...: no ExportDB tag of their own
     if "aliasing" in f.low:
         hint = "Return x.clone() instead of an input (or a view of it) from the branch function"
     elif "mutation" in f.low:

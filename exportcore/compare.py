@@ -187,7 +187,8 @@ def _compare(expected: Any, actual: Any, rtol: float | None, atol: float | None,
         extra = [k for k in actual if k not in expected]
         if missing or extra:
             said = [f"missing {missing}"] * bool(missing) + [f"unexpected {extra}"] * bool(extra)
-            return Mismatch(path, "structure", f"{path}: keys differ: {', '.join(said)} (expected keys {list(expected)})")
+            message = f"{path}: keys differ: {', '.join(said)} (expected keys {list(expected)})"
+            return Mismatch(path, "structure", message)
         for key, value in expected.items():
             found = _compare(value, actual[key], rtol, atol, path + _key_suffix(expected, key))
             if found is not None:

@@ -270,6 +270,7 @@ def _pid(x):
     return x * (os.getpid() % 2)
 
 
+@pytest.mark.filterwarnings("ignore:Dynamo does not know how to trace")
 @pytest.mark.parametrize(
     ("body", "category", "hint_says"),
     [
@@ -483,6 +484,15 @@ def test_long_detail_is_trimmed_keeping_the_end():
     text = "first line\n" + "x" * 10000 + "\nSuggested fixes:\n  b = 4\n"
     failure = classify(RuntimeError(text), "capture")
     assert len(failure.detail) < 4100 and failure.detail.endswith("b = 4")
+
+
+def test_exception_with_a_broken_str_still_classifies():
+    class Weird(RuntimeError):
+        def __str__(self):
+            raise ValueError("no str for you")
+
+    failure = classify(Weird(), "run")
+    assert failure.exc_type == "Weird" and failure.message
 
 
 def test_bad_arguments_are_named():

@@ -42,7 +42,9 @@ pytree.register_pytree_node(
     Pair,
     lambda p: ([p.first, p.second], None),
     lambda values, _: Pair(*values),
-    flatten_with_keys_fn=lambda p: ([(pytree.GetAttrKey("first"), p.first), (pytree.GetAttrKey("second"), p.second)], None),
+    flatten_with_keys_fn=lambda p: (
+        [(pytree.GetAttrKey("first"), p.first), (pytree.GetAttrKey("second"), p.second)], None
+    ),
 )
 
 
@@ -56,7 +58,9 @@ def rand(*shape, dtype=torch.float32):
 def test_equal_trees_compare_equal():
     x = rand(4, 5)
     tree = {"a": [x, (x.int(), 3)], "b": Hidden([x], 1.5), "c": Frozen(x, 2), "d": None, "e": "txt"}
-    same = {"a": [x.clone(), (x.int(), 3)], "b": Hidden([x.clone()], 1.5), "c": Frozen(x.clone(), 2), "d": None, "e": "txt"}
+    same = {
+        "a": [x.clone(), (x.int(), 3)], "b": Hidden([x.clone()], 1.5), "c": Frozen(x.clone(), 2), "d": None, "e": "txt"
+    }
     assert compare(tree, same) is None
 
 
@@ -279,6 +283,28 @@ def test_altered_exported_program_is_reported_at_its_leaf(exported):
     assert m is not None and (m.path, m.kind) == ("output['logits']", "value")
     assert m.worst_index is not None and m.worst_index[1] == 1
     assert m.fraction == pytest.approx(2 / 6)
+
+
+@dataclasses.dataclass
+class Registered:
+    a: object
+    b: object
+
+
+torch.export.register_dataclass(Registered)
+
+
+class ManyOutputs(torch.nn.Module):
+    def forward(self, x):
+        return [x + 1, (x * 2,)], Hidden(x, x.sum()), Registered(x, x), x.shape, x.shape[0]
+
+
+def test_every_output_kind_survives_export_and_compares_equal():
+    x = rand(3, 2)
+    ep = torch.export.export(ManyOutputs(), (x,), dynamic_shapes={"x": {0: torch.export.Dim("b", min=2, max=8)}})
+    actual = ep.module()(x)
+    assert type(actual[3]) is tuple  # torch.Size comes back as a plain tuple: must still compare equal
+    assert compare(ManyOutputs()(x), actual) is None
 
 
 def test_import_does_not_load_torch():
