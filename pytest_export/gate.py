@@ -66,7 +66,9 @@ class Scope:
         scopes = list(scopes)
 
         def joined(values: list[set[str] | None]) -> set[str] | None:
-            return None if not values or any(v is None for v in values) else set().union(*values)  # type: ignore[arg-type]
+            # One shard that did not know makes the union unknown.
+            known = [v for v in values if v is not None]
+            return set().union(*known) if values and len(known) == len(values) else None
 
         deselected = joined([s.deselected for s in scopes])
         if deselected is not None:
@@ -167,7 +169,9 @@ def _absent_bucket(key: Key, before: dict[str, Any], scope: Scope) -> tuple[str,
     return "vanished", "collected file has no such test any more"
 
 
-def compare(baseline: dict[str, Any], records: Iterable[dict[str, Any]], scope: Scope, name: str = "baseline") -> GateResult:
+def compare(
+    baseline: dict[str, Any], records: Iterable[dict[str, Any]], scope: Scope, name: str = "baseline"
+) -> GateResult:
     """Return the gate result of ``records`` against the ``baseline`` report."""
     before = _by_key(baseline["records"])
     after = _by_key(records)

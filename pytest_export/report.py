@@ -167,7 +167,8 @@ def validate_report(data: Any, source: str = "report") -> dict[str, Any]:
         )
     for name, types in (("complete", (bool,)), ("environment", (dict,)), ("records", (list,))):
         if not isinstance(data.get(name), types):
-            raise ReportError(f"{source}: field {name!r} must be {types[0].__name__}, got {type(data.get(name)).__name__}")
+            got = type(data.get(name)).__name__
+            raise ReportError(f"{source}: field {name!r} must be {types[0].__name__}, got {got}")
     for name in ("scope", "gate"):
         if data.get(name) is not None and not isinstance(data[name], dict):
             raise ReportError(f"{source}: field {name!r} must be an object or null")

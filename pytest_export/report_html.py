@@ -11,8 +11,8 @@ import json
 from html import escape
 from typing import Any, Iterable
 
-from exportcore.outcome import STAGES
 from pytest_export.report import EXPORTABLE, PROBLEMS
+from pytest_export.report_charts import categories_section, charts_section, stage_sorted
 from pytest_export.report_style import CSS, MODE_ORDER, VERDICT_LABEL
 
 __all__ = ["render_html", "record_anchor"]
@@ -78,7 +78,8 @@ def _cards(summary: dict[str, Any]) -> str:
     v = summary.get("verdicts", {})
     problems = sum(v.get(k, 0) for k in PROBLEMS)
     cards = [
-        ("total", summary.get("total", 0), f"{summary.get('cases', 0)} cases × {len(summary.get('modes', []))} modes", ""),
+        ("total", summary.get("total", 0),
+         f"{summary.get('cases', 0)} cases × {len(summary.get('modes', []))} modes", ""),
         ("passed", v.get("passed", 0), "exported and behaved like eager", "v-passed"),
         ("failing", problems, "failed, error, timeout, crashed, xpassed", "v-failed" if problems else ""),
         ("expected failures", v.get("xfailed", 0), "xfailed as declared", "v-xfailed"),
@@ -167,8 +168,8 @@ def _record_body(record: dict[str, Any]) -> str:
                    _kv_table("Exported range constraints", exported, ("symbol", "exported")) + "</div>")
     ce = o.get("counterexample")
     if ce:
-        out.append(_kv_table("Counterexample (shrunk)", {k: "×".join(map(str, v)) or "scalar"
-                                                           for k, v in (ce.get("shapes") or {}).items()}, ("input", "shape")))
+        shapes = {k: "×".join(map(str, v)) or "scalar" for k, v in (ce.get("shapes") or {}).items()}
+        out.append(_kv_table("Counterexample (shrunk)", shapes, ("input", "shape")))
         if ce.get("message"):
             out.append(f"<p>{_e(ce['message'])}</p>")
         if ce.get("reproduce"):
@@ -192,7 +193,7 @@ def _record_body(record: dict[str, Any]) -> str:
         out.append(f"<details><summary>torch traceback</summary><pre>{_e(_cap(f['traceback']))}</pre></details>")
     timings = o.get("timings") or {}
     if timings:
-        cells = " · ".join(f"{_e(k)} {float(v):.3f}s" for k, v in _stage_sorted(timings.items()))
+        cells = " · ".join(f"{_e(k)} {float(v):.3f}s" for k, v in stage_sorted(timings.items()))
         out.append(f'<p class="muted">Timings: {cells} · test {float(record.get("duration", 0)):.2f}s</p>')
     graph = o.get("graph") or {}
     if graph.get("op_histogram"):
@@ -205,13 +206,9 @@ def _record_body(record: dict[str, Any]) -> str:
     return "\n".join(x for x in out if x)
 
 
-def _stage_sorted(items: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
-    order = {s: i for i, s in enumerate(STAGES)}
-    return sorted(items, key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
-
-
 def _title(record: dict[str, Any]) -> str:
-    return f'{_badge(record["verdict"])} <code class="case">{_e(record["case"])}</code> <span class="mode">[{_e(record["mode"])}]</span>'
+    return (f'{_badge(record["verdict"])} <code class="case">{_e(record["case"])}</code> '
+            f'<span class="mode">[{_e(record["mode"])}]</span>')
 
 
 def _headline(record: dict[str, Any]) -> str:
@@ -282,63 +279,11 @@ def _matrix(records: list[dict[str, Any]], anchors: list[str]) -> str:
             sub = f"<small>{_e(f['stage'])}</small>" if f and r["verdict"] not in EXPORTABLE else ""
             more = f"<small>×{n}</small>" if n > 1 else ""
             tip = _e(f["message"][:300]) if f else ""
-            tds.append(f'<td class="cell v-{_e(r["verdict"])}"><a href="#{a}" title="{tip}">{_e(label)}{sub}{more}</a></td>')
+            tds.append(f'<td class="cell v-{_e(r["verdict"])}"><a href="#{a}" title="{tip}">'
+                       f"{_e(label)}{sub}{more}</a></td>")
         rows.append(f'<tr><th class="case"><code>{_e(case)}</code></th>{"".join(tds)}</tr>')
     return (f'<h2 id="matrix">Cases × modes</h2><table class="matrix"><thead><tr><th>case</th>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
-
-
-def _bar_svg(data: list[tuple[str, float]], unit: str = "") -> str:
-    if not data:
-        return '<p class="muted">Nothing to chart.</p>'
-    top = max(v for _, v in data) or 1
-    row, label_w, width = 26, 330, 900
-    parts = [f'<svg class="chart" viewBox="0 0 {width} {row * len(data) + 8}" role="img" '
-             f'preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg">']
-    for i, (label, value) in enumerate(data):
-        y = i * row + 4
-        w = max(2.0, (width - label_w - 70) * value / top)
-        short = label if len(label) <= 44 else label[:42] + "…"
-        parts.append(f'<g><title>{_e(label)}: {value:g}{unit}</title>'
-                     f'<text x="{label_w - 8}" y="{y + 17}" text-anchor="end">{_e(short)}</text>'
-                     f'<rect x="{label_w}" y="{y + 3}" width="{w:.1f}" height="{row - 8}" rx="3"/>'
-                     f'<text x="{label_w + w + 6:.1f}" y="{y + 17}">{value:g}{_e(unit)}</text></g>')
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _categories(report: dict[str, Any]) -> str:
-    cats = list((report.get("summary") or {}).get("categories", {}).items())
-    if not cats:
-        return ""
-    return ('<h2 id="categories">Failure categories <small class="muted">(expected failures included)</small></h2>'
-            + _bar_svg([(k, float(v)) for k, v in cats]))
-
-
-def _charts(report: dict[str, Any]) -> str:
-    records = report["records"]
-    ops: dict[str, int] = {}
-    stages: dict[str, list[float]] = {}
-    for r in records:
-        o = r.get("outcome") or {}
-        for op, n in ((o.get("graph") or {}).get("op_histogram") or {}).items():
-            ops[op] = ops.get(op, 0) + int(n)
-        for stage, secs in (o.get("timings") or {}).items():
-            stages.setdefault(stage, []).append(float(secs))
-    top_ops = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))[:25]
-    out = []
-    out.append(f'<h2 id="ops">Op histogram (all exported graphs, top {len(top_ops)} of {len(ops)})</h2>')
-    out.append(_bar_svg([(k, float(v)) for k, v in top_ops]))
-    out.append('<h2 id="timings">Time per stage</h2>')
-    if stages:
-        rows = "".join(
-            f"<tr><td>{_e(s)}</td><td>{sum(v):.2f}</td><td>{sum(v) / len(v):.3f}</td><td>{max(v):.3f}</td>"
-            f"<td>{len(v)}</td></tr>" for s, v in _stage_sorted(stages.items()))
-        out.append('<table class="num"><tr><th>stage</th><th>total s</th><th>mean s</th><th>max s</th>'
-                   f"<th>records</th></tr>{rows}</table>")
-    else:
-        out.append('<p class="muted">No timings recorded.</p>')
-    return "\n".join(out)
 
 
 def _all_records(records: list[dict[str, Any]], anchors: list[str]) -> str:
@@ -362,7 +307,7 @@ def render_html(report: dict[str, Any]) -> str:
     title = f"pytest-export: {summary.get('verdicts', {}).get('passed', 0)}/{summary.get('total', 0)} passed"
     body = [
         _header(report), _cards(summary), _gate(report.get("gate")), _failure_index(records, anchors),
-        _matrix(records, anchors), _categories(report), _details(records, anchors), _charts(report),
+        _matrix(records, anchors), categories_section(report), _details(records, anchors), charts_section(report),
         _all_records(records, anchors),
     ]
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

@@ -178,7 +178,9 @@ class ReportingPlugin:
             self._write(report, path)
         if self.update and self.baseline_path is not None:
             if stop:
-                self.problems.append(f"baseline {_shown(self.baseline_path)} NOT updated: the run is incomplete ({stop})")
+                self.problems.append(
+                    f"baseline {_shown(self.baseline_path)} NOT updated: the run is incomplete ({stop})"
+                )
             else:
                 self._write(updated_baseline(self.baseline, report, self.gate), self.baseline_path, "baseline")
 
@@ -202,7 +204,9 @@ class ReportingPlugin:
             for line in summary_lines(self.gate, verbose=verbose):
                 terminalreporter.write_line(line, red=line.lstrip().startswith("REGRESSION"))
             if self.gate.failed and self.update:
-                terminalreporter.write_line("  (not failing: --export-baseline-update records these as the new baseline)")
+                terminalreporter.write_line(
+                    "  (not failing: --export-baseline-update records these as the new baseline)"
+                )
         for line in self.written:
             terminalreporter.write_line(line)
         for line in self.problems:

@@ -1,0 +1,75 @@
+"""Charts of the HTML report: inline SVG bars (no script) and the per-stage timing table."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any, Iterable
+
+from exportcore.outcome import STAGES
+
+__all__ = ["categories_section", "charts_section", "stage_sorted"]
+
+
+def _e(value: Any) -> str:
+    return escape(str(value), quote=True)
+
+
+def stage_sorted(items: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Return (stage, value) pairs in pipeline order, unknown stages last."""
+    order = {s: i for i, s in enumerate(STAGES)}
+    return sorted(items, key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
+
+
+def _bar_svg(data: list[tuple[str, float]], unit: str = "") -> str:
+    if not data:
+        return '<p class="muted">Nothing to chart.</p>'
+    top = max(v for _, v in data) or 1
+    row, label_w, width = 26, 330, 900
+    parts = [f'<svg class="chart" viewBox="0 0 {width} {row * len(data) + 8}" role="img" '
+             f'preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg">']
+    for i, (label, value) in enumerate(data):
+        y = i * row + 4
+        w = max(2.0, (width - label_w - 70) * value / top)
+        short = label if len(label) <= 44 else label[:42] + "…"
+        parts.append(f'<g><title>{_e(label)}: {value:g}{unit}</title>'
+                     f'<text x="{label_w - 8}" y="{y + 17}" text-anchor="end">{_e(short)}</text>'
+                     f'<rect x="{label_w}" y="{y + 3}" width="{w:.1f}" height="{row - 8}" rx="3"/>'
+                     f'<text x="{label_w + w + 6:.1f}" y="{y + 17}">{value:g}{_e(unit)}</text></g>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def categories_section(report: dict[str, Any]) -> str:
+    """Return the failure-category bar chart section (empty when nothing failed)."""
+    cats = list((report.get("summary") or {}).get("categories", {}).items())
+    if not cats:
+        return ""
+    return ('<h2 id="categories">Failure categories <small class="muted">(expected failures included)</small></h2>'
+            + _bar_svg([(k, float(v)) for k, v in cats]))
+
+
+def charts_section(report: dict[str, Any]) -> str:
+    """Return the op histogram and the time-per-stage table."""
+    records = report["records"]
+    ops: dict[str, int] = {}
+    stages: dict[str, list[float]] = {}
+    for r in records:
+        o = r.get("outcome") or {}
+        for op, n in ((o.get("graph") or {}).get("op_histogram") or {}).items():
+            ops[op] = ops.get(op, 0) + int(n)
+        for stage, secs in (o.get("timings") or {}).items():
+            stages.setdefault(stage, []).append(float(secs))
+    top_ops = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))[:25]
+    out = []
+    out.append(f'<h2 id="ops">Op histogram (all exported graphs, top {len(top_ops)} of {len(ops)})</h2>')
+    out.append(_bar_svg([(k, float(v)) for k, v in top_ops]))
+    out.append('<h2 id="timings">Time per stage</h2>')
+    if stages:
+        rows = "".join(
+            f"<tr><td>{_e(s)}</td><td>{sum(v):.2f}</td><td>{sum(v) / len(v):.3f}</td><td>{max(v):.3f}</td>"
+            f"<td>{len(v)}</td></tr>" for s, v in stage_sorted(stages.items()))
+        out.append('<table class="num"><tr><th>stage</th><th>total s</th><th>mean s</th><th>max s</th>'
+                   f"<th>records</th></tr>{rows}</table>")
+    else:
+        out.append('<p class="muted">No timings recorded.</p>')
+    return "\n".join(out)
