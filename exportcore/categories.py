@@ -216,7 +216,12 @@ def _mutation(f: _Facts) -> tuple[str, ...] | None:
 
 
 def _higher_order(f: _Facts) -> tuple[str, ...] | None:
-    if not (f.names & {"UncapturedHigherOrderOpError", "CondOpArgsMismatchError"} or "higher order op" in f.low):
+    said = _what_torch_said(f.text)
+    if not (
+        f.names & {"UncapturedHigherOrderOpError", "CondOpArgsMismatchError"}
+        or "higher order op" in f.low
+        or re.search(r"torch\.cond|torch\.map|\bmap_impl\b", said)  # e.g. branches' outputs differ
+    ):
         return None
     if re.search(r"torch\.cond|\bcond\b|condop", f.low):
         category = "torch.cond"
@@ -228,7 +233,7 @@ def _higher_order(f: _Facts) -> tuple[str, ...] | None:
         hint = "Return x.clone() instead of an input (or a view of it) from the branch function"
     elif "mutation" in f.low:
         hint = "Do not mutate inputs inside the branch functions; compute and return new tensors instead"
-    elif re.search(r"same (structure|shape|dtype|metadata)|mismatch", f.low):
+    elif re.search(r"same (structure|shape|dim|dtype|metadata)|mismatch", f.low):
         hint = "Make every branch return the same structure, shapes and dtypes"
     else:
         hint = torch_hint(f.text) or "Make the branch functions pure tensor code that export can trace"

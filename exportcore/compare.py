@@ -278,8 +278,8 @@ def _compare_tensors(expected: Any, actual: Any, rtol: float | None, atol: float
     if expected.device.type != actual.device.type:
         return Mismatch(path, "device", f"{path}: expected device {expected.device}, got {actual.device}")
     exp, act = _dense(expected), _dense(actual)
-    if exp.numel() == 0:
-        return None
+    if exp.numel() == 0 or torch.equal(exp, act):
+        return None  # the common case: identical outputs need no float64 copies
     if exp.dtype == torch.bool or not (exp.is_floating_point() or exp.is_complex()):
         return _compare_exact(exp, act, path)
     d_rtol, d_atol = default_tolerances(exp.dtype)

@@ -373,6 +373,30 @@ def test_torch_cond_branch_returning_an_alias():
     assert "clone()" in failure.hint
 
 
+class CondShapes(torch.nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > 0, lambda x: x.sum(0), lambda x: x * 2, (x,))
+
+
+def test_torch_cond_branches_with_different_shapes():
+    failure = classify(raised(lambda: export(CondShapes(), (X,), strict=False)), "capture")
+    assert failure.category == "torch.cond"
+    assert "same structure, shapes and dtypes" in failure.hint
+    assert "expected same dim" in failure.message
+
+
+class ReturnsObject(torch.nn.Module):
+    def forward(self, x):
+        return Holder(x)
+
+
+@pytest.mark.parametrize("strict", [True, False], ids=["strict", "non_strict"])
+def test_unregistered_output_class_is_a_data_structure_failure(strict):
+    failure = classify(raised(lambda: export(ReturnsObject(), (X,), strict=strict)), "capture")
+    assert (failure.stage, failure.category) == ("capture", "python.data-structure")
+    assert "register_dataclass" in failure.hint
+
+
 def test_verifier_spec_violation():
     ep = export(Double(), (X,))
     node = next(n for n in ep.graph.nodes if n.op == "call_function")
