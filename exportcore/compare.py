@@ -1,8 +1,9 @@
 """Compare eager outputs with exported-program outputs, leaf by leaf.
 
 Walks nested tuples, lists, dicts (HF ``ModelOutput`` included), namedtuples,
-dataclasses and torch-pytree-registered classes, and reports the first leaf
-that differs, by its pytree path (``output[0]['logits']``, ``output.hidden[1]``).
+torch struct sequences (``torch.return_types.max``), dataclasses and
+torch-pytree-registered classes, and reports the first leaf that differs, by its
+pytree path (``output[0]['logits']``, ``output.hidden[1]``).
 
 Default tolerances per dtype (``rtol``, ``atol``), a little looser than
 ``torch.testing`` for float32 because decompositions and the exported graph
@@ -115,8 +116,16 @@ def _is_tensor(obj: Any) -> bool:
     return torch is not None and isinstance(obj, torch.Tensor)
 
 
-def _is_namedtuple(obj: Any) -> bool:
-    return isinstance(obj, tuple) and hasattr(type(obj), "_fields")
+def _field_names(obj: Any) -> tuple[str, ...] | None:
+    """Return the field names of a namedtuple or a struct sequence (torch.return_types.max), else None."""
+    if not isinstance(obj, tuple):
+        return None
+    cls = type(obj)
+    if hasattr(cls, "_fields"):
+        return tuple(cls._fields)
+    if hasattr(cls, "n_fields") and len(getattr(cls, "__match_args__", ())) == len(obj):
+        return tuple(cls.__match_args__)
+    return None
 
 
 def _is_torch_size(obj: Any) -> bool:
@@ -139,8 +148,9 @@ def _children(obj: Any) -> list[tuple[str, Any]] | None:
     """Return the ``(path suffix, child)`` pairs of a container, or None for a leaf."""
     if _is_tensor(obj) or isinstance(obj, _SCALARS):
         return None
-    if _is_namedtuple(obj):
-        return [(f".{name}", getattr(obj, name)) for name in type(obj)._fields]
+    names = _field_names(obj)
+    if names is not None:
+        return [(f".{name}", getattr(obj, name)) for name in names]
     if isinstance(obj, (tuple, list)):
         return [(f"[{i}]", v) for i, v in enumerate(obj)]
     if isinstance(obj, Mapping):

@@ -187,6 +187,7 @@ def test_paths_through_namedtuple_dataclass_model_output_and_pytree_class():
         (ModelOutput(logits=x), ModelOutput(logits=bad), "output.logits"),
         (OrderedDict(a=x), OrderedDict(a=bad), "output['a']"),
         (Pair(x, [x]), Pair(x, [bad]), "output.second[0]"),
+        (torch.max(torch.stack([x, x]), 0), torch.max(torch.stack([x, bad]), 0), "output.values"),
         ((x, {"k": (x,)}), (x, {"k": (bad,)}), "output[1]['k'][0]"),
     ]
     for expected, actual, path in cases:
