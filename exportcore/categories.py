@@ -111,7 +111,12 @@ def _by_stage(f: _Facts) -> tuple[str, ...] | None:
 def _constraints(f: _Facts) -> tuple[str, ...] | None:
     if f.error_type == "CONSTRAINT_VIOLATION" or "ConstraintViolationError" in f.names:
         fixes = _suggested_fixes(f.text)
-        if fixes:
+        constants = [re.fullmatch(r"(\w+) = (\d+)", fix) for fix in fixes]
+        if fixes and all(constants):
+            pinned = ", ".join(f"{m.group(1)} to {m.group(2)}" for m in constants if m)
+            hint = (f"torch suggests {'; '.join(fixes)}: the model fixes {pinned}, so declare it static (drop it"
+                    " from dynamic_shapes or use Dim.STATIC) or remove the code that depends on its exact size")
+        elif fixes:
             hint = "Apply torch's suggested fix to dynamic_shapes: " + "; ".join(fixes)
         else:
             hint = ("The model constrains a dim you declared dynamic: narrow its Dim range, derive it"
