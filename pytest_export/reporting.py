@@ -13,7 +13,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Generator
+from typing import Any, Generator, NoReturn
 
 import pytest
 
@@ -43,7 +43,7 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
     parser.addini("export_baseline", "baseline JSON report for the export gate", default="")
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     raise pytest.UsageError(message)
 
 
@@ -65,38 +65,47 @@ class ReportingPlugin:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        invocation = Path(config.invocation_params.dir)
-        cli_reports = config.getoption("export_report", default=None) or []
-        given = [str(p) for p in cli_reports] or [str(p) for p in config.getini("export_report")]
-        self.report_paths: list[Path] = []
-        for name in given:
-            path = Path(os.path.abspath(invocation / name))
-            _check_writable(path, name, "--export-report")
-            try:
-                report_format(name)
-            except ValueError as exc:
-                _fail(f"--export-report: {exc}")
-            self.report_paths.append(path)
+        self.report_paths = self._report_paths()
         self.update: bool = bool(config.getoption("export_baseline_update", default=False))
         self.baseline_path = self._baseline_path()
-        self.baseline: dict[str, Any] | None = None
-        if self.baseline_path is None:
-            if self.update:
-                _fail("--export-baseline-update needs --export-baseline=PATH (or ini export_baseline)")
-        elif self.baseline_path.exists() or not self.update:
-            try:
-                self.baseline = load_report(self.baseline_path, _shown(self.baseline_path))
-            except ReportError as exc:
-                hint = "" if self.update else "; create it with --export-baseline-update"
-                _fail(f"--export-baseline: {exc}{hint if 'does not exist' in str(exc) else ''}")
-        if self.update and self.baseline_path is not None:
-            _check_writable(self.baseline_path, _shown(self.baseline_path), "--export-baseline")
+        self.baseline = self._load_baseline()
         self.gate: GateResult | None = None
         self.files: set[str] = set()
         self.deselected: set[str] = set()
         self.started = time.time()
         self.written: list[str] = []
         self.problems: list[str] = []
+
+    def _report_paths(self) -> list[Path]:
+        cli = self.config.getoption("export_report", default=None) or []
+        given = [str(p) for p in cli] or [str(p) for p in self.config.getini("export_report")]
+        paths = []
+        for name in given:
+            path = Path(os.path.abspath(Path(self.config.invocation_params.dir) / name))
+            _check_writable(path, name, "--export-report")
+            try:
+                report_format(name)
+            except ValueError as exc:
+                _fail(f"--export-report: {exc}")
+            paths.append(path)
+        return paths
+
+    def _load_baseline(self) -> dict[str, Any] | None:
+        path = self.baseline_path
+        if path is None:
+            if self.update:
+                _fail("--export-baseline-update needs --export-baseline=PATH (or ini export_baseline)")
+            return None
+        if self.update:
+            _check_writable(path, _shown(path), "--export-baseline")
+            if not path.exists():
+                return None  # the first --export-baseline-update creates it
+        elif not path.exists():
+            _fail(f"--export-baseline: {_shown(path)}: file does not exist; create it with --export-baseline-update")
+        try:
+            return load_report(path, _shown(path))
+        except ReportError as exc:
+            _fail(f"--export-baseline: {exc}")
 
     def _baseline_path(self) -> Path | None:
         cli = self.config.getoption("export_baseline", default=None)
