@@ -154,21 +154,10 @@ def compare_runs(run: Run, label: str, expected: RunResult, actual: RunResult, *
 
 def mismatch_failure(label: str, mismatch: Mismatch, stage: str = "numerics") -> Failure:
     """Return the Failure for a program whose results differ from eager."""
+    from exportcore.classify import mismatch_failure as classified
+
     what = {"exported": "ep.module()", "decomposed": "run_decompositions().module()", "reloaded": "load(save(ep)).module()"}
-    first = mismatch.message.splitlines()[0] if mismatch.message else mismatch.kind
-    return Failure(
-        stage=stage,
-        category="numerics",
-        exc_type="NumericsMismatch",
-        message=f"{what.get(label, label)} differs from eager at {mismatch.path}: {first}",
-        detail=mismatch.message,
-        hint=(
-            "the exported program computes something else than eager: look for Python state baked in as a "
-            "constant, RNG, in-place ops on inputs, or loosen rtol/atol if the difference is rounding"
-            if mismatch.kind == "value"
-            else f"the exported program's outputs differ in {mismatch.kind} from eager's"
-        ),
-    )
+    return classified(mismatch, stage=stage, program=what.get(label, label))
 
 
 def numerics_on_examples(run: Run, reference: RunResult) -> None:
