@@ -84,7 +84,7 @@ def check(
     if seed is None:
         seed = zlib.crc32(f"{case_id}".encode()) & 0x7FFFFFFF
     spec = _parse_spec(model, args, kwargs, dynamic_shapes)
-    outcome = Outcome(case_id=case_id, mode=mode_obj.name, checks=sorted(set(checks)), torch_version=torch.__version__)
+    outcome = Outcome(case_id=case_id, mode=mode_obj.name, checks=sorted(set(checks)), torch_version=str(torch.__version__))
     run = Run(
         model=model, args=tuple(args), kwargs=kwargs, dynamic_shapes=dynamic_shapes, mode=mode_obj,
         checks=frozenset(checks), rtol=rtol, atol=atol, examples=examples, inputs=inputs, seed=seed,

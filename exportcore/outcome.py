@@ -140,8 +140,8 @@ class Outcome:
         return self.status == "passed"
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-serializable dict of plain builtins."""
-        return dataclasses.asdict(self)
+        """Return a JSON-serializable dict of plain builtins (str/int/float subclasses narrowed)."""
+        return _plain(dataclasses.asdict(self))
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
@@ -168,6 +168,20 @@ class Outcome:
         except json.JSONDecodeError as exc:
             raise SchemaError(f"outcome is not valid JSON: {exc}") from None
         return cls.from_dict(data)
+
+
+def _plain(value: Any) -> Any:
+    # execnet (xdist) refuses builtin subclasses such as torch's TorchVersion(str).
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    for kind in (str, int, float):
+        if isinstance(value, kind):
+            return kind(value)
+    return value
 
 
 _NESTED: dict[str, type] = {
