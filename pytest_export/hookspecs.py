@@ -21,11 +21,13 @@ run it yourself, and flag large graphs in every mode::
         if outcome.graph and outcome.graph.node_count > 500:
             outcome.notes.append("graph has more than 500 nodes")
 
-Extra modes from ``pytest_export_modes`` are valid in ``modes=``, ``expect=`` and
-``--export-modes``; a test marked without ``modes=`` runs every known mode. A mode
-that no ``pytest_export_run`` implementation claims goes to the engine, which
-reports it as an error. An extra check is a ``pytest_export_outcome`` implementation
-that sets ``outcome.status = "failed"`` and ``outcome.failure``.
+A mode the engine itself can run needs no hook: ``exportcore.register_mode(Mode(...))``
+when a ``conftest.py`` is imported makes it known to the plugin too. Extra modes from
+``pytest_export_modes`` (in a root ``conftest.py`` or an installed plugin) are valid in
+``modes=``, ``expect=`` and ``--export-modes``; a test marked without ``modes=`` runs
+every known mode. A mode that no ``pytest_export_run`` implementation claims goes to
+the engine, which reports it as an error. An extra check is a ``pytest_export_outcome``
+implementation that sets ``outcome.status = "failed"`` and ``outcome.failure``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from typing import Any, Generator
 
 import pytest
 
-from exportcore import MODES
+from exportcore.modes import mode_names
 from exportcore.outcome import Outcome
 from pytest_export import hookspecs
 from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module's fixtures are registered
@@ -191,7 +191,8 @@ def _known_modes(config: pytest.Config) -> tuple[str, ...]:
             if not isinstance(name, str) or not name.isidentifier():
                 raise pytest.UsageError(f"pytest_export_modes returned an invalid mode name {name!r}")
             extra.append(name)
-    return tuple(dict.fromkeys([*MODES, *extra]))
+    # Engine modes first (built-ins, then any exportcore.register_mode() from a conftest).
+    return tuple(dict.fromkeys([*mode_names(), *extra]))
 
 
 def _reporting() -> Any:

@@ -6,6 +6,7 @@ torch and hypothesis load here only when a test actually runs an export.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 import traceback
 import warnings
@@ -152,7 +153,8 @@ def make_record(nodeid: str, case: str, mode: str, verdict: str, expect: Expecta
         "verdict": verdict,
         "expect": expect.to_dict() if expect else None,
         "duration": round(duration, 6),
-        "outcome": outcome.to_dict() if outcome is not None else None,
+        # Through JSON so only plain builtins cross xdist (e.g. torch.__version__ is a str subclass).
+        "outcome": json.loads(outcome.to_json()) if outcome is not None else None,
     }
 
 
