@@ -159,24 +159,3 @@ def _():
             return self.fc(x)
 
     return M(), (torch.randn(3, 4),), {"x": {0: Dim("batch", min=2, max=8), 1: Dim("feat", min=2, max=8)}}
-
-
-@case(
-    name="dynamic_shapes_wrong_key",
-    tags=("torch.dynamic-shape",),
-    description="""
-    dynamic_shapes keyed by a name that is not an argument of forward is invalid input:
-    export rejects the spec before tracing. Keys must match forward's parameter names.
-    """,
-    expect=Fails("torch.dynamic-shape", stage="input"),
-    rewrite="dynamic_batch_dim",
-)
-def _():
-    import torch
-    from torch.export import Dim
-
-    class M(torch.nn.Module):
-        def forward(self, x):
-            return x + 1
-
-    return M(), (torch.randn(4, 3),), {"inp": {0: Dim("batch", min=2, max=8)}}

@@ -1,0 +1,60 @@
+"""Turn a changed ExportDB case into a "drift" failure that names the expectation to update."""
+
+from __future__ import annotations
+
+from typing import Any, Generator
+
+import pytest
+
+from exportdb.registry import Fails
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    """Prefix failures of ExportDB tests with the case, its mode and where to update the expectation."""
+    result = yield
+    report = result.get_result()
+    case = getattr(getattr(item, "function", None), "exportdb_case", None)
+    if case is None or report.when != "call" or not report.failed:
+        return
+    mode = getattr(item, "callspec", None) and item.callspec.params.get("export_mode")
+    if mode not in case.expect:
+        return
+    headline, detail = drift_message(case, mode, _failure(report))
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        crash.message = headline
+    if hasattr(report.longrepr, "addsection"):
+        report.longrepr.addsection("ExportDB drift", detail)
+    else:
+        report.longrepr = f"{headline}\n{detail}\n\n{report.longreprtext}"
+
+
+def drift_message(case: Any, mode: str, failure: dict[str, Any] | None) -> tuple[str, str]:
+    """Return (headline, detail) for an ExportDB case whose ``mode`` no longer behaves as recorded."""
+    expected = case.expect[mode]
+    where = case.location()
+    if failure is None:
+        now = "now passes" if isinstance(expected, Fails) else "now fails"
+    else:
+        now = f"now fails with {failure.get('category')} at {failure.get('stage')}"
+    if isinstance(expected, Fails):
+        if failure is None:
+            fix = f'remove "{mode}" from expect= (the mode passes with torch now)'
+        else:
+            fix = f'set expect["{mode}"] = Fails("{failure.get("category")}", stage="{failure.get("stage")}")'
+    else:
+        category = failure.get("category") if failure else "<category>"
+        fix = f'set expect["{mode}"] = Fails("{category}") and name a rewrite, or fix the case'
+    headline = f"drift: exportdb case {case.name} [{mode}] was recorded as '{expected}', {now}"
+    detail = f"{headline}\nupdate the expectation in {where}: {fix}"
+    return headline, detail
+
+
+def _failure(report: pytest.TestReport) -> dict[str, Any] | None:
+    for record in getattr(report, "export_records", None) or []:
+        outcome = record.get("outcome") or {}
+        if outcome.get("status") == "passed":
+            return None
+        return outcome.get("failure") or {}
+    return None
