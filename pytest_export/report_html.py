@@ -61,6 +61,8 @@ def _header(report: dict[str, Any]) -> str:
     env = report.get("environment") or {}
     items = []
     for name, value in env.items():
+        if value is None:
+            continue
         if name == "merged_from" and isinstance(value, list):
             value = f"{len(value)} reports: " + ", ".join(str(v.get("source", "?")) for v in value)
         elif isinstance(value, (list, dict)):

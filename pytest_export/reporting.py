@@ -226,9 +226,10 @@ def _shown(path: Path | None) -> str:
     if path is None:
         return "baseline"
     try:
-        return os.path.relpath(path)
+        rel = os.path.relpath(path)
     except ValueError:  # another drive on Windows
         return str(path)
+    return str(path) if rel.startswith("..") else rel
 
 
 def _stop_reason(session: pytest.Session, exitstatus: int) -> str:
