@@ -24,6 +24,8 @@ def _parser() -> argparse.ArgumentParser:
         "merge",
         help="merge shard JSON reports into one report and one gate decision",
         description="Merge JSON reports written by `pytest --export-report=X.json` on several machines.",
+        epilog="exit status: 0 merged (gate passed); 1 gate regression; 2 unreadable input, bad output path "
+        "or conflicting records",
     )
     merge.add_argument("reports", nargs="+", metavar="REPORT.json", help="shard reports to merge")
     merge.add_argument(

@@ -7,6 +7,7 @@ from html.parser import HTMLParser
 
 import pytest
 
+from pytest_export.__main__ import main
 from pytest_export.report import load_report
 
 REAL = """
@@ -177,3 +178,24 @@ def test_ini_report_paths_and_collect_only_writes_nothing(project, canned):
     project.runpytest().assert_outcomes(passed=1)
     data = json.loads((project.path / "reports" / "r.json").read_text())
     assert [r["verdict"] for r in data["records"]] == ["passed"]
+
+
+def test_merging_two_shard_reports_equals_the_unsharded_report(project, canned):
+    canned({"test_canned_b": ("failed", "torch.operator")})
+    body = """
+        import pytest
+        from models import lin_case
+
+        @pytest.mark.exportable(modes=["strict", "non_strict"])
+        def test_canned_{name}():
+            return lin_case()
+    """
+    project.makepyfile(test_a=body.format(name="a"), test_b=body.format(name="b"))
+    project.runpytest("--export-report=whole.json").assert_outcomes(passed=2, failed=2)
+    project.runpytest("test_a.py", "--export-report=a.json").assert_outcomes(passed=2)
+    project.runpytest("test_b.py", "--export-report=b.json").assert_outcomes(failed=2)
+    assert main(["merge", "a.json", "b.json", "-o", "merged.json", "--baseline", "whole.json"]) == 0
+    whole, merged = load_report(project.path / "whole.json"), load_report(project.path / "merged.json")
+    assert content(merged) == dict(content(whole), gate=merged["gate"])
+    assert merged["scope"] == whole["scope"]
+    assert not merged["gate"]["regressions"] and not merged["gate"]["vanished"]
