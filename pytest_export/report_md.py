@@ -138,7 +138,7 @@ def _categories(report: dict[str, Any]) -> list[str]:
     cats = (report.get("summary") or {}).get("categories") or {}
     if not cats:
         return []
-    return ["", "### Failure categories", "", "| category | count |", "|---|---|",
+    return ["", "### Failure categories (expected failures included)", "", "| category | count |", "|---|---|",
             *(f"| {_code(k, cell=True)} | {v} |" for k, v in list(cats.items())[:30])]
 
 
