@@ -1,0 +1,53 @@
+"""What every benchmark shares: describing the machine and timing a command in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+__all__ = ["ROOT", "machine", "timed", "summary"]
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def machine() -> str:
+    """Return one line naming the machine: CPU model, cores, GPU, load, Python and torch versions."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "n/a"
+    torch_version = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.__version__, torch.cuda.is_available())"],
+        capture_output=True, text=True, check=False,
+    ).stdout.split()
+    gpu = "GPU" if torch_version[-1:] == ["True"] else "no GPU"
+    return (
+        f"{cpu}, {os.cpu_count()} cores, {gpu}, load average {load} at start; "
+        f"Python {platform.python_version()}, torch {torch_version[0] if torch_version else '?'}"
+    )
+
+
+def timed(cmd: Sequence[str], *, cwd: Path = ROOT, env: dict[str, str] | None = None, check: bool = True) -> float:
+    """Run ``cmd`` and return its wall-clock seconds; raise with its output if it fails and ``check``."""
+    start = time.perf_counter()
+    proc = subprocess.run(list(cmd), cwd=cwd, env=env, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return elapsed
+
+
+def summary(name: str, samples: list[float]) -> str:
+    """Return ``name: min / median over n runs`` for a list of seconds."""
+    return f"{name}: min {min(samples):.2f}s, median {statistics.median(samples):.2f}s over {len(samples)} run(s)"

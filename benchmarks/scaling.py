@@ -1,0 +1,49 @@
+"""Parallel scaling: the ExportDB run (``pytest exportdb/``) with ``-n 2`` vs serial.
+
+Both runs are the same command apart from ``-n``; the ratio is serial time / parallel time.
+Target: >= 1.6x on 2 cores. Usage: ``python benchmarks/scaling.py [--workers 2] [-- extra pytest args]``
+(e.g. ``-- -k control_flow`` to time a subset; the README says which selection it shows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+
+from measure import ROOT, machine
+
+
+def run(cmd: list[str]) -> tuple[float, str]:
+    """Run a pytest command; return its wall seconds and its last summary line."""
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    lines = [ln for ln in proc.stdout.splitlines() if re.search(r"\d+ (passed|failed|xfailed|error)", ln)]
+    if proc.returncode not in (0, 1) or not lines:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return elapsed, lines[-1].strip("= ")
+
+
+def main() -> int:
+    """Time the serial and the parallel run and print the speed-up."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("extra", nargs="*", help="extra pytest arguments (after --)")
+    opts = parser.parse_args()
+    print(f"machine: {machine()}")
+    base = [sys.executable, "-m", "pytest", "exportdb/", "-q", "-p", "no:cacheprovider", *opts.extra]
+    serial, serial_summary = run(base)
+    parallel, parallel_summary = run(base + ["-n", str(opts.workers)])
+    print(f"serial:        {serial:7.1f}s  ({serial_summary})")
+    print(f"-n {opts.workers}:          {parallel:7.1f}s  ({parallel_summary})")
+    speedup = serial / parallel
+    verdict = "meets" if speedup >= 1.6 else "MISSES"
+    print(f"speed-up serial / -n {opts.workers}: {speedup:.2f}x -> {verdict} the >= 1.6x target")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
