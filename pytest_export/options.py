@@ -1,4 +1,21 @@
-"""Command-line and ini options of pytest-export, resolved once per session into RunOptions."""
+"""Command-line and ini options of pytest-export, resolved once per session into RunOptions.
+
+Precedence: the command line beats the ini file; a marker's own ``examples`` beats both;
+``--export-modes`` and ``--export-checks`` narrow a marker's ``modes`` / ``checks``.
+
+Time limits, and what works where:
+
+- ``--export-timeout S`` (ini ``export_timeout``): the engine's own deadline (SIGALRM in the
+  main thread). A hang in Python code (``forward``, tracing) becomes outcome ``timeout`` with
+  the stage it was in, and the session goes on. Works serially and under xdist (workers run
+  tests in their main thread); not enforced off the main thread or where SIGALRM is missing.
+- pytest-timeout (``--timeout N`` / ``@pytest.mark.timeout(N)``), when installed and
+  ``--export-timeout`` is not given: the export gets 90% of N, so it stops first and
+  records its stage. If pytest-timeout fires anyway (a hang in C code, torch's first
+  import), ``timeout_method=signal`` leaves the test recorded as ``timeout`` (stage
+  unknown); ``timeout_method=thread`` kills the process: serially the session ends, under
+  xdist the worker is replaced and the test is recorded as ``crashed``.
+"""
 
 from __future__ import annotations
 

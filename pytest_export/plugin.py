@@ -12,7 +12,7 @@ from typing import Any, Generator
 import pytest
 
 from exportcore.modes import mode_names
-from exportcore.outcome import Outcome
+from exportcore.outcome import Failure, Outcome
 from pytest_export import hookspecs
 from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module's fixtures are registered
 from pytest_export.marker import MARKER, MARKER_HELP, MarkerError, parse_marker
@@ -171,14 +171,21 @@ def _has_no_mode(item: pytest.Item) -> bool:
 
 def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], report: pytest.TestReport) -> dict:
     case_id = split_mode(item.nodeid, mode)
+    message = str(call.excinfo.value) if call.excinfo else str(report.longrepr)
     if report.skipped:
         verdict = "xfailed" if hasattr(report, "wasxfail") else "skipped"
         reason = getattr(report, "wasxfail", "") or (call.excinfo.exconly() if call.excinfo else "")
         outcome = Outcome(case_id=case_id, mode=mode, status="skipped", notes=[reason] if reason else [])
+    elif "from pytest-timeout" in message:
+        # pytest-timeout stopped the test (its limit, not --export-timeout): still a timeout.
+        verdict = "timeout"
+        failure = Failure(stage="run", category="timeout", exc_type="Timeout", message=message.splitlines()[0],
+                          hint="pytest-timeout stopped the test in an unknown stage; set --export-timeout below "
+                          "its limit to record the stage")
+        outcome = Outcome(case_id=case_id, mode=mode, status="timeout", failure=failure)
     else:
         verdict = "error"
         exc_type = call.excinfo.typename if call.excinfo else "Error"
-        message = str(call.excinfo.value) if call.excinfo else str(report.longrepr)
         where = "in setup" if call.when == "setup" else "before returning a case"
         outcome = error_outcome(case_id, mode, exc_type, f"{item.nodeid} raised {where}: {message}")
     return make_record(item.nodeid, case_id, mode, verdict, None, report.duration, outcome)

@@ -89,8 +89,9 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
     examples = spec.examples if spec and spec.examples is not None else options.examples
     if examples is not None:
         kwargs["examples"] = examples
-    if options.timeout is not None:
-        kwargs["timeout"] = options.timeout
+    timeout = options.timeout if options.timeout is not None else pytest_timeout_share(item)
+    if timeout is not None:
+        kwargs["timeout"] = timeout
     if options.seed is not None:
         kwargs["seed"] = options.seed
     kwargs["hypothesis_settings"] = _hypothesis_settings()
@@ -199,6 +200,29 @@ def warn_findings(outcome: Outcome) -> None:
         if f.severity == "warning":
             where = f" ({f.input})" if f.input else ""
             warnings.warn(ExportFindingWarning(f"{outcome.mode}: {f.kind}{where}: {f.message}"), stacklevel=2)
+
+
+#: Share of a pytest-timeout limit given to the export, so it ends first and records its stage.
+PYTEST_TIMEOUT_SHARE = 0.9
+
+
+def pytest_timeout_share(item: pytest.Item) -> float | None:
+    """Return the engine time limit derived from pytest-timeout's limit for this item, if any."""
+    if not item.config.pluginmanager.hasplugin("timeout"):
+        return None
+    marker = item.get_closest_marker("timeout")
+    raw: Any = None
+    if marker is not None:
+        raw = marker.args[0] if marker.args else marker.kwargs.get("timeout")
+    if raw is None:
+        raw = item.config.getoption("timeout", None)
+    if raw is None:
+        raw = item.config.getini("timeout")
+    try:
+        seconds = float(raw)
+    except (TypeError, ValueError):
+        return None
+    return seconds * PYTEST_TIMEOUT_SHARE if seconds > 0 else None
 
 
 def wants_traceback(config: pytest.Config) -> bool:

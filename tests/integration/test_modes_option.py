@@ -155,3 +155,23 @@ def test_hanging_case_times_out_and_the_session_goes_on(project, canned, records
     assert by_test["test_m.py::test_hangs[non_strict]"]["verdict"] == "timeout"
     assert by_test["test_m.py::test_hangs[non_strict]"]["outcome"]["failure"]["stage"] == "eager"
     assert by_test["test_m.py::test_canned_fine[non_strict]"]["verdict"] == "passed"
+
+
+def test_pytest_timeout_limit_gives_the_export_its_share(spy):
+    pytest.importorskip("pytest_timeout")
+    spy.makepyfile(test_t="""
+        import pytest
+        from exportcore import Case
+
+        @pytest.mark.timeout(10)
+        @pytest.mark.exportable(modes=["strict"])
+        def test_marked():
+            return Case(model=lambda x: x, args=(1,))
+    """)
+    spy.runpytest("--timeout=100", "--export-modes=strict").assert_outcomes(passed=3)
+    opts = spied(spy)
+    # 90%: the export stops first and records the stage it hung in.
+    assert opts["test_t.py::test_marked[strict]"]["timeout"] == pytest.approx(9.0)
+    assert opts["test_m.py::test_all_modes[strict]"]["timeout"] == pytest.approx(90.0)
+    spy.runpytest("--timeout=100", "--export-timeout=5", "--export-modes=strict").assert_outcomes(passed=3)
+    assert spied(spy)["test_m.py::test_all_modes[strict]"]["timeout"] == 5.0
