@@ -89,3 +89,34 @@ def test_exception_or_fixture_error_before_the_case_is_recorded_as_error(project
     assert "raised before returning a case" in raised["outcome"]["failure"]["message"]
     assert by_test["test_m.py::test_setup_fails[strict]"]["verdict"] == "error"
     assert by_test["test_m.py::test_skipped[strict]"]["verdict"] == "skipped"
+
+
+def test_bad_case_input_and_eager_failure_are_errors_naming_the_field(project, records):
+    project.makepyfile(test_m="""
+        import pytest
+        import torch
+        from torch.export import Dim
+        from models import Lin
+
+        class BrokenInEager(torch.nn.Module):
+            def forward(self, x):
+                return x @ torch.ones(7, 7)
+
+        @pytest.mark.exportable(modes=["non_strict"], dynamic_shapes={"y": {0: Dim("b")}})
+        def test_shapes_name_no_input():
+            return Lin(), (torch.ones(2, 4),)
+
+        @pytest.mark.exportable(modes=["non_strict"])
+        def test_eager_broken():
+            return BrokenInEager(), (torch.ones(2, 4),)
+    """)
+    result = project.runpytest()
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*ValueError: dynamic_shapes: *'y'*"])
+    # A model that fails in eager is the case's fault, not an export failure.
+    result.stdout.fnmatch_lines(["export error in non_strict: stage eager, *", "  RuntimeError: mat1 and mat2 *"])
+    by_test = {r["test"]: r for r in records()["records"]}
+    shapes = by_test["test_m.py::test_shapes_name_no_input[non_strict]"]
+    assert (shapes["verdict"], shapes["outcome"]["failure"]["stage"]) == ("error", "input")
+    eager = by_test["test_m.py::test_eager_broken[non_strict]"]
+    assert (eager["verdict"], eager["outcome"]["failure"]["stage"]) == ("error", "eager")
