@@ -55,6 +55,21 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(reporting.ReportingPlugin(config), "export-reporting")
 
 
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """Show the run's export settings when they are not the defaults, or with -v."""
+    options = config.stash[OPTIONS]
+    changed = any(v is not None for v in (options.modes, options.checks, options.examples, options.timeout))
+    if not (changed or options.findings_as_errors or config.get_verbosity() > 0):
+        return None
+    return "export: " + "; ".join([
+        f"modes {', '.join(options.modes or options.known_modes)}",
+        f"checks {', '.join(options.checks) if options.checks else 'default'}",
+        f"examples {options.examples if options.examples is not None else 'default'}",
+        f"timeout {f'{options.timeout:g}s' if options.timeout else 'none'}",
+        f"findings {'error' if options.findings_as_errors else 'warning'}",
+    ])
+
+
 @pytest.hookimpl(trylast=True)  # after the user's parametrize, so ids read test_x[4-strict]
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize every exportable test over its export modes."""

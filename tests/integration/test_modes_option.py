@@ -175,3 +175,10 @@ def test_pytest_timeout_limit_gives_the_export_its_share(spy):
     assert opts["test_m.py::test_all_modes[strict]"]["timeout"] == pytest.approx(90.0)
     spy.runpytest("--timeout=100", "--export-timeout=5", "--export-modes=strict").assert_outcomes(passed=3)
     assert spied(spy)["test_m.py::test_all_modes[strict]"]["timeout"] == 5.0
+
+
+def test_report_header_shows_changed_settings(spy):
+    spy.makeini("[pytest]\n")
+    assert "export:" not in spy.runpytest("--collect-only").stdout.str()
+    result = spy.runpytest("--collect-only", "--export-modes=strict", "--export-timeout=20")
+    result.stdout.fnmatch_lines(["export: modes strict; checks default; examples default; timeout 20s; findings warning"])
