@@ -9,7 +9,7 @@ import pytest
 from exportdb.registry import Fails
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outside the plugin's wrapper: our headline wins
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     """Prefix failures of ExportDB tests with the case, its mode and where to update the expectation."""
     result = yield
@@ -20,7 +20,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     mode = getattr(item, "callspec", None) and item.callspec.params.get("export_mode")
     if mode not in case.expect:
         return
-    headline, detail = drift_message(case, mode, _failure(report))
+    headline, detail = drift_message(case, mode, _failure(item, report))
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None:
         crash.message = headline
@@ -38,21 +38,23 @@ def drift_message(case: Any, mode: str, failure: dict[str, Any] | None) -> tuple
         now = "now passes" if isinstance(expected, Fails) else "now fails"
     else:
         now = f"now fails with {failure.get('category')} at {failure.get('stage')}"
-    if isinstance(expected, Fails):
-        if failure is None:
-            fix = f'remove "{mode}" from expect= (the mode passes with torch now)'
-        else:
-            fix = f'set expect["{mode}"] = Fails("{failure.get("category")}", stage="{failure.get("stage")}")'
+    if failure is None:
+        fix = f'remove "{mode}" from expect= (the mode passes with torch now)'
     else:
-        category = failure.get("category") if failure else "<category>"
-        fix = f'set expect["{mode}"] = Fails("{category}") and name a rewrite, or fix the case'
+        fix = f'set expect["{mode}"] = Fails("{failure.get("category")}", stage="{failure.get("stage")}")'
+        if not isinstance(expected, Fails):
+            fix += " and name a rewrite, or fix the case"
     headline = f"drift: exportdb case {case.name} [{mode}] was recorded as '{expected}', {now}"
     detail = f"{headline}\nupdate the expectation in {where}: {fix}"
     return headline, detail
 
 
-def _failure(report: pytest.TestReport) -> dict[str, Any] | None:
-    for record in getattr(report, "export_records", None) or []:
+def _failure(item: pytest.Item, report: pytest.TestReport) -> dict[str, Any] | None:
+    from pytest_export.runner import ITEM_RECORDS
+
+    # The plugin moves the item's records onto the report in its own makereport wrapper.
+    records = getattr(report, "export_records", None) or item.stash.get(ITEM_RECORDS, None) or []
+    for record in records:
         outcome = record.get("outcome") or {}
         if outcome.get("status") == "passed":
             return None

@@ -12,6 +12,7 @@ import inspect
 import re
 import textwrap
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping, Union
 
 __all__ = [
@@ -144,8 +145,14 @@ class ExportCase:
         return textwrap.dedent("\n".join(lines[start:]))
 
     def location(self) -> str:
-        """Return ``exportdb/cases/<category>.py:<line>`` where the case is declared."""
-        return f"exportdb/cases/{self.category}.py:{inspect.getsourcelines(self.build)[1]}"
+        """Return ``file:line`` where the case is declared (``exportdb/cases/<category>.py:N`` for ours)."""
+        path = Path(inspect.getsourcefile(self.build) or "<unknown>")
+        root = Path(__file__).resolve().parent.parent
+        try:
+            shown = path.resolve().relative_to(root).as_posix()
+        except ValueError:
+            shown = str(path)
+        return f"{shown}:{inspect.getsourcelines(self.build)[1]}"
 
     def instantiate(self) -> Any:
         """Build and return an exportcore Case (imports torch)."""
