@@ -9,7 +9,7 @@ import pytest
 
 from pytest_export.marker import ExportSpec
 from pytest_export.options import OPTIONS
-from pytest_export.runner import add_record, engine_options, error_outcome, make_record, run_engine, warn_findings
+from pytest_export.runner import add_record, engine_options, make_record, run_engine, warn_findings
 
 if TYPE_CHECKING:
     from exportcore.outcome import Outcome
@@ -25,8 +25,8 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
 
     The outcome is recorded like a marker test's (it reaches the reports and the gate),
     with the mode passed. ``options``: dynamic_shapes, checks, rtol, atol, examples,
-    inputs, case_id (default: the test's node id). Never raises for a case that fails
-    to export: assert on the returned Outcome.
+    inputs, case_id (default: the test's node id). Raises TypeError/ValueError for wrong
+    arguments only; a case that fails to export comes back as an Outcome to assert on.
     """
     item = request.node
     options = item.config.stash[OPTIONS]
@@ -48,14 +48,11 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
         checks = extra.pop("checks", None)
         spec = ExportSpec(checks=tuple(checks) if checks is not None else None, examples=extra.pop("examples", None))
         case = Case(model=model, args=args, kwargs=kwargs, **extra)
-        try:
-            run_kwargs = engine_options(item, spec, options, case_id)
-        except Exception as exc:  # noqa: BLE001
-            outcome = error_outcome(case_id, mode, type(exc).__name__, str(exc))
-        else:
-            outcome = run_engine(item, case, mode, run_kwargs)
+        # Like exportcore.check(): wrong arguments raise here, a broken case comes back as an Outcome.
+        outcome = run_engine(item, case, mode, engine_options(item, spec, options, case_id), raise_bad_arguments=True)
         item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
-        add_record(item, make_record(item.nodeid, case_id, mode, outcome.status, None, time.perf_counter() - start, outcome))
+        duration = time.perf_counter() - start
+        add_record(item, make_record(item.nodeid, case_id, mode, outcome.status, None, duration, outcome))
         warn_findings(outcome)
         return outcome
 

@@ -98,7 +98,8 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
     return kwargs
 
 
-def run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any]) -> Outcome:
+def run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any], *,
+               raise_bad_arguments: bool = False) -> Outcome:
     """Return the Outcome of one (case, mode) from a plugin's pytest_export_run or the engine."""
     outcome = item.ihook.pytest_export_run(item=item, case=case, mode=mode, options=dict(kwargs))
     if outcome is not None:
@@ -109,6 +110,8 @@ def run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any])
         return check_case(case, mode, **kwargs)
     except (TypeError, ValueError) as exc:
         # The engine rejects bad arguments (e.g. a malformed dynamic_shapes) by raising.
+        if raise_bad_arguments:
+            raise
         return error_outcome(kwargs["case_id"], mode, type(exc).__name__, str(exc))
     except Exception as exc:  # noqa: BLE001 - an engine bug must not lose the record
         return error_outcome(kwargs["case_id"], mode, type(exc).__name__, f"internal error: {exc}",

@@ -42,7 +42,8 @@ def summary_lines(records: Iterable[dict[str, Any]], mode_order: Sequence[str] =
     for case in cases:
         marks = " ".join(cells[case].get(m, _NOT_RUN).center(len(m)) for m in modes)
         lines.append(f"{case.ljust(width)}  {marks}")
-    lines.append("legend: " + "  ".join(f"{mark} {verdict}" for verdict, mark in MARKS.items()) + f"  {_NOT_RUN} not run")
+    legend = [f"{mark} {verdict}" for verdict, mark in MARKS.items()] + [f"{_NOT_RUN} not run"]
+    lines.append("legend: " + "  ".join(legend))
     lines.append("verdicts: " + ", ".join(f"{n} {v}" for v, n in _count(r["verdict"] for r in records)))
     categories = _count(
         f"{(r['outcome'] or {}).get('failure', {}).get('category', '?')}"

@@ -36,6 +36,7 @@ def test_export_check_bad_arguments_raise_clearly(project, canned, records):
     canned({})
     project.makepyfile(test_m="""
         import pytest
+        import torch
         from exportcore import Case
 
         def test_bad_args(export_check):
@@ -45,6 +46,8 @@ def test_export_check_bad_arguments_raise_clearly(project, canned, records):
                 export_check(lambda x: x, (1,), tolerance=1)
             with pytest.raises(TypeError, match="args must be a tuple, got list"):
                 export_check(lambda x: x, [1])
+            with pytest.raises(ValueError, match="unknown check"):
+                export_check(torch.nn.Linear(2, 2), (torch.ones(2),), checks=["speed"])
 
         def test_canned_twice(export_check):
             assert export_check(lambda x: x, (1,), mode="strict").passed

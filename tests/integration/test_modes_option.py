@@ -181,4 +181,6 @@ def test_report_header_shows_changed_settings(spy):
     spy.makeini("[pytest]\n")
     assert "export:" not in spy.runpytest("--collect-only").stdout.str()
     result = spy.runpytest("--collect-only", "--export-modes=strict", "--export-timeout=20")
-    result.stdout.fnmatch_lines(["export: modes strict; checks default; examples default; timeout 20s; findings warning"])
+    result.stdout.fnmatch_lines(
+        ["export: modes strict; checks default; examples default; timeout 20s; findings warning"]
+    )
