@@ -49,3 +49,17 @@ def test_headline_then_detail_without_torch_traceback(failing):
 def test_torch_traceback_on_request(failing, flag):
     result = failing.runpytest(flag)
     result.stdout.fnmatch_lines(["torch traceback:", "  TORCH-INTERNAL-FRAMES"])
+
+
+def test_warning_findings_show_in_the_warnings_summary(project, canned):
+    canned({})
+    project.makeconftest(project.path.joinpath("conftest.py").read_text() + '''
+from exportcore.outcome import Finding
+
+def pytest_export_outcome(item, case, outcome):
+    outcome.findings.append(Finding("specialized", "warning", "dim b was specialized to 4", input="args[0]"))
+''')
+    project.makepyfile(test_m=TEST)
+    result = project.runpytest()
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*ExportFindingWarning: strict: specialized (args[[]0[]]): dim b was specialized to 4"])
