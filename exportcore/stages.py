@@ -47,8 +47,9 @@ def deadline(seconds: float | None) -> Iterator[None]:
 
     A signal is the one way to interrupt a Python-level hang (an infinite loop in
     ``forward``) and keep the process and every other result alive. Off the main
-    thread, or on platforms without SIGALRM, no limit is enforced here: the
-    plugin then relies on pytest-timeout or xdist crash recovery.
+    thread, or on platforms without SIGALRM, no limit is enforced here, and a hang
+    inside C++ code that never returns to Python is not interrupted either: then
+    only pytest-timeout (which ends the process) and xdist's crash recovery help.
     """
     usable = (
         seconds is not None
@@ -68,21 +69,28 @@ def deadline(seconds: float | None) -> Iterator[None]:
         # breaks every later case (torch imports lazily during the first export), and one
         # raised in a gc callback is dropped: wait until the interrupted code is the case's
         # own (within a grace period) and raise there.
-        if _must_wait(frame) and time.monotonic() - started < float(seconds) + _IMPORT_GRACE_S:  # type: ignore[arg-type]
+        if _must_wait(frame) and time.monotonic() - started < limit + _IMPORT_GRACE_S:
             signal.setitimer(signal.ITIMER_REAL, _RETRY_S)
             return
         # Python drops exceptions raised in gc callbacks, __del__ and weakref callbacks
         # (hypothesis runs one on every collection): if this one is lost, fire again.
         signal.setitimer(signal.ITIMER_REAL, _RERAISE_S)
-        raise CaseTimeout(f"case exceeded its time limit of {seconds:g} s")
+        raise CaseTimeout(f"case exceeded its time limit of {limit:g} s")
 
+    # An outer timer (pytest-timeout's signal method) keeps its deadline: ours never outlives it,
+    # and it gets back what is left of it afterwards (firing at once if it is due).
+    outer_left, outer_interval = signal.getitimer(signal.ITIMER_REAL)
+    limit = float(seconds) if outer_left <= 0 else min(float(seconds), outer_left)  # type: ignore[arg-type]
     previous = signal.signal(signal.SIGALRM, _expire)
-    signal.setitimer(signal.ITIMER_REAL, float(seconds))  # type: ignore[arg-type]
+    signal.setitimer(signal.ITIMER_REAL, limit)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer_left > 0:
+            left = outer_left - (time.monotonic() - started)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), outer_interval)
 
 
 #: How long past the limit a timeout may wait for an import to finish, and how often it looks again.

@@ -176,3 +176,43 @@ def test_timeout_leaves_no_alarm_armed_and_restores_the_callers_handler():
 def test_a_case_within_its_limit_is_not_disturbed():
     outcome = exportcore.check(torch.nn.Linear(2, 2), (torch.ones(1, 2),), timeout=60, **FAST)
     assert outcome.status == "passed", outcome.failure
+
+
+def test_an_outer_timer_like_pytest_timeouts_keeps_its_deadline():
+    import signal
+    import time
+
+    from exportcore.stages import warm_up
+
+    warm_up()  # once per process, before any limit; it must not eat the outer timer here
+    fired: list[float] = []
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(time.monotonic()))
+    start = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, 1.5)  # what pytest-timeout's signal method arms per test
+    try:
+        # The case's own limit is longer than what is left of the outer one: the outer one wins.
+        outcome = exportcore.check(Hang(), (torch.ones(2),), timeout=30, **FAST)
+        assert outcome.status == "timeout"
+        assert time.monotonic() - start < 10
+        # And it is handed back, not cancelled: it fires (at once, being due).
+        deadline = time.monotonic() + 5
+        while not fired and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert fired
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_pending_outer_timer_survives_a_case_that_finishes_in_time():
+    import signal
+
+    previous = signal.signal(signal.SIGALRM, lambda signum, frame: None)
+    signal.setitimer(signal.ITIMER_REAL, 120)
+    try:
+        assert exportcore.check(torch.nn.Linear(2, 2), (torch.ones(1, 2),), timeout=60, **FAST).status == "passed"
+        left, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 60 < left <= 120
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
