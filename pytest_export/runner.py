@@ -22,8 +22,9 @@ from pytest_export.options import RunOptions
 from pytest_export.records import split_mode
 
 __all__ = [
-    "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "MODE_PARAM",
-    "case_from_result", "engine_options", "error_outcome", "judge", "make_record", "run_exportable",
+    "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "MODE_PARAM", "add_record",
+    "case_from_result", "engine_options", "error_outcome", "judge", "make_record", "pytest_timeout_share",
+    "run_engine", "run_exportable", "wants_traceback", "warn_findings",
 ]
 
 #: The parametrize argname that carries the mode (a test may take it as an argument).
