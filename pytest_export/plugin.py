@@ -19,7 +19,7 @@ from pytest_export.marker import MARKER, MARKER_HELP, MarkerError, parse_marker
 from pytest_export.options import OPTIONS, add_options, resolve
 from pytest_export.records import RECORDS, SELECTED, record_key, split_mode
 from pytest_export.runner import ITEM_RECORDS, ExportCheckFailed, MODE_PARAM, error_outcome, make_record, run_exportable
-from pytest_export.summary import summary_lines
+from pytest_export.summary import MAX_ROWS, summary_lines
 from pytest_export.xdist_support import XdistController, is_worker, publish_selected
 
 __all__ = ["export_check"]
@@ -162,7 +162,9 @@ class Controller:
         """Print the cases x modes matrix."""
         if self.config.get_verbosity() < -1:
             return
-        lines = summary_lines(self.config.stash[RECORDS], self.config.stash[OPTIONS].known_modes)
+        full = self.config.get_verbosity() > 0
+        lines = summary_lines(self.config.stash[RECORDS], self.config.stash[OPTIONS].known_modes,
+                              max_rows=None if full else MAX_ROWS)
         if lines:
             terminalreporter.write_sep("=", "export matrix")
             for line in lines:

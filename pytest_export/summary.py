@@ -22,10 +22,18 @@ MARKS = {
 }
 _NOT_RUN = "-"
 _SLOWEST = 5
+#: Above this many cases the matrix shows only rows that need attention.
+MAX_ROWS = 30
+_QUIET = {".", "x", "s", _NOT_RUN}
 
 
-def summary_lines(records: Iterable[dict[str, Any]], mode_order: Sequence[str] = ()) -> list[str]:
-    """Return the summary lines for these records (empty if there are none)."""
+def summary_lines(records: Iterable[dict[str, Any]], mode_order: Sequence[str] = (), *,
+                  max_rows: int | None = MAX_ROWS) -> list[str]:
+    """Return the summary lines for these records (empty if there are none).
+
+    Past ``max_rows`` cases, rows whose every cell passed or xfailed as expected are folded
+    into one count line (None: show every row).
+    """
     records = list(records)
     if not records:
         return []
@@ -37,11 +45,18 @@ def summary_lines(records: Iterable[dict[str, Any]], mode_order: Sequence[str] =
         # Several records for one cell (export_check called twice) show the worst.
         row[r["mode"]] = _worst(row.get(r["mode"]), mark)
     cases = sorted(cells)
-    width = max(len(c) for c in cases)
+    folded = 0
+    if max_rows is not None and len(cases) > max_rows:
+        shown = [c for c in cases if set(cells[c].values()) - _QUIET]
+        folded = len(cases) - len(shown)
+        cases = shown
+    width = max([len(c) for c in cases] + [len("case")])
     lines = [" " * width + "  " + " ".join(modes)]
     for case in cases:
         marks = " ".join(cells[case].get(m, _NOT_RUN).center(len(m)) for m in modes)
         lines.append(f"{case.ljust(width)}  {marks}")
+    if folded:
+        lines.append(f"(+{folded} cases that passed or failed as expected in every mode; -v shows them)")
     legend = [f"{mark} {verdict}" for verdict, mark in MARKS.items()] + [f"{_NOT_RUN} not run"]
     lines.append("legend: " + "  ".join(legend))
     lines.append("verdicts: " + ", ".join(f"{n} {v}" for v, n in _count(r["verdict"] for r in records)))

@@ -31,6 +31,17 @@ def test_summary_lines_matrix_categories_and_slowest():
     assert lines[lines.index("slowest exports (5):") + 1] == "     3.50s  t.py::test_a[strict]"
 
 
+def test_large_matrix_folds_rows_that_need_no_attention():
+    records = [_record(f"t.py::test_{i:02d}", "strict", "passed") for i in range(40)]
+    records.append(_record("t.py::test_zz", "strict", "failed", "data-dependent"))
+    lines = summary_lines(records, ("strict",), max_rows=30)
+    assert lines[1:3] == [
+        "t.py::test_zz    F   ",
+        "(+40 cases that passed or failed as expected in every mode; -v shows them)",
+    ]
+    assert len(summary_lines(records, ("strict",), max_rows=None)) > 41
+
+
 def test_no_records_no_summary():
     assert summary_lines([]) == []
 
