@@ -1,5 +1,18 @@
 """pytest-export's pytest glue: marker, mode parametrization, options, records, summary.
 
+Usage::
+
+    @pytest.mark.exportable(dynamic_shapes={"x": {0: Dim("batch", min=1, max=64)}},
+                            expect={"strict": "data-dependent branch"})
+    def test_mlp():
+        return MLP(), (torch.randn(4, 16),)   # or (model, args, kwargs) or an exportcore.Case
+
+gives ``test_mlp[strict]`` (xfails while strict fails), ``test_mlp[non_strict]`` and
+``test_mlp[training]``. Options: --export-modes, --export-checks, --export-examples,
+--export-timeout, --export-findings (ini: export_modes, ...; see pytest_export.options).
+Fixture: ``export_check(model, args, kwargs=None, mode="non_strict", **options) -> Outcome``.
+Extension hooks: pytest_export.hookspecs. xdist transport: pytest_export.xdist_support.
+
 Each hook hands off at once to a module named for its role. Importing this module
 never imports torch: torch loads only when an exportable test runs.
 """
