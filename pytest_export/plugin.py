@@ -10,6 +10,8 @@ Usage::
 gives ``test_mlp[strict]`` (xfails while strict fails), ``test_mlp[non_strict]`` and
 ``test_mlp[training]``. Options: --export-modes, --export-checks, --export-examples,
 --export-timeout, --export-findings (ini: export_modes, ...; see pytest_export.options).
+``-k strict`` is pytest's substring match and so also selects ``non_strict``; use
+``--export-modes=strict`` or ``-k "strict and not non_strict"`` for strict alone.
 Fixture: ``export_check(model, args, kwargs=None, mode="non_strict", **options) -> Outcome``.
 Extension hooks: pytest_export.hookspecs. xdist transport: pytest_export.xdist_support.
 
