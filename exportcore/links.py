@@ -58,6 +58,9 @@ LINKS: tuple[Link, ...] = (
     Link("", r"not supported or pytree-flattenable|Unsupported input type", (), "dataclass_unregistered"),
     Link("", r"in output, which is not a known type|unrecognized type .* at output", (),
          "custom_class_output_unregistered"),
+    Link("", r"TreeSpec of namedtuple class", ("serialize",), "namedtuple_without_serialized_name"),
+    Link("", r"No registered serialization name|serialized_type_name", ("serialize",),
+         "dataclass_without_serialized_name"),
     # mutation and state
     Link("", r"set_ on a graph input", (), "data_attribute_assignment"),
     Link("", r"tensor attribute .* was assigned during export|Mutating module attribute", (),

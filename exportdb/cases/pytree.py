@@ -47,21 +47,60 @@ def _():
     name="namedtuple_input_output",
     tags=("pytree", "python.data-structure"),
     description="""
-    namedtuples are pytree nodes out of the box, as inputs and as outputs.
+    namedtuples are pytree nodes out of the box, so they export as inputs and outputs.
+    To save the program (torch.export.save), the namedtuple type also needs a serialized
+    name: register it with torch.utils._pytree._register_namedtuple(cls,
+    serialized_type_name=...), as done here.
     """,
 )
 def _():
-    import collections
-
     import torch
 
-    Pair = collections.namedtuple("Pair", ["a", "b"])
+    Pair = _pair_class("RegisteredPair", serialized="exportdb.RegisteredPair")
 
     class M(torch.nn.Module):
         def forward(self, p):
             return Pair(p.a + p.b, p.a - p.b)
 
     return M(), (Pair(torch.randn(3), torch.randn(3)),)
+
+
+@case(
+    name="namedtuple_without_serialized_name",
+    tags=("pytree", "python.data-structure"),
+    description="""
+    A namedtuple input exports and runs, but torch.export.save cannot write the program's
+    input/output spec: the namedtuple type has no serialized name. Register one with
+    torch.utils._pytree._register_namedtuple(cls, serialized_type_name=...).
+    """,
+    expect=Fails("serialization", stage="serialize"),
+    rewrite="namedtuple_input_output",
+)
+def _():
+    import torch
+
+    Pair = _pair_class("UnnamedPair")
+
+    class M(torch.nn.Module):
+        def forward(self, p):
+            return p.a * p.b
+
+    return M(), (Pair(torch.randn(3), torch.randn(3)),)
+
+
+def _pair_class(name: str, serialized: str | None = None) -> type:
+    """Return a module-level namedtuple (serialized names must map to one importable type)."""
+    import collections
+
+    if name not in _CLASSES:
+        cls = collections.namedtuple(name, ["a", "b"], module=__name__)
+        globals()[name] = cls
+        if serialized is not None:
+            import torch.utils._pytree as pytree
+
+            pytree._register_namedtuple(cls, serialized_type_name=serialized)
+        _CLASSES[name] = cls
+    return _CLASSES[name]
 
 
 @case(
@@ -89,22 +128,41 @@ def _():
     tags=("pytree", "python.object-model"),
     description="""
     A dataclass used as input must be registered as a pytree node with
-    torch.export.register_dataclass; export then flattens its fields.
+    torch.export.register_dataclass; export then flattens its fields. Pass
+    serialized_type_name so that torch.export.save can write the program too.
     """,
 )
 def _():
-    import dataclasses
-
     import torch
 
-    Batch = _batch_class("RegisteredBatch")
-    if Batch not in _REGISTERED:
-        torch.export.register_dataclass(Batch)
-        _REGISTERED.add(Batch)
+    Batch = _batch_class("RegisteredBatch", serialized="exportdb.RegisteredBatch")
 
     class M(torch.nn.Module):
         def forward(self, batch):
             return batch.x * batch.mask
+
+    return M(), (Batch(torch.randn(3, 4), torch.ones(3, 4)),)
+
+
+@case(
+    name="dataclass_without_serialized_name",
+    tags=("pytree", "python.object-model"),
+    description="""
+    A dataclass registered with torch.export.register_dataclass but without
+    serialized_type_name: export and the exported module work, torch.export.save fails
+    because the input spec names a type it cannot write.
+    """,
+    expect=Fails("serialization", stage="serialize"),
+    rewrite="dataclass_registered",
+)
+def _():
+    import torch
+
+    Batch = _batch_class("UnnamedBatch", serialized="")
+
+    class M(torch.nn.Module):
+        def forward(self, batch):
+            return batch.x + batch.mask
 
     return M(), (Batch(torch.randn(3, 4), torch.ones(3, 4)),)
 
@@ -133,11 +191,10 @@ def _():
 
 
 _CLASSES: dict[str, type] = {}
-_REGISTERED: set[type] = set()
 
 
-def _batch_class(name: str) -> type:
-    """Return a module-level dataclass (pytree registration needs a stable, importable type)."""
+def _batch_class(name: str, serialized: str | None = None) -> type:
+    """Return a module-level dataclass, registered once when ``serialized`` is not None ("" = no name)."""
     import dataclasses
 
     import torch
@@ -146,6 +203,8 @@ def _batch_class(name: str) -> type:
         cls = dataclasses.make_dataclass(name, [("x", torch.Tensor), ("mask", torch.Tensor)])
         cls.__module__ = __name__
         globals()[name] = cls
+        if serialized is not None:
+            torch.export.register_dataclass(cls, serialized_type_name=serialized or None)
         _CLASSES[name] = cls
     return _CLASSES[name]
 
