@@ -239,10 +239,7 @@ def _make(name: str, category: str, tags: Any, description: Any, expect: Any, re
 
 def _load() -> dict[str, ExportCase]:
     for category in CATEGORIES:
-        try:  # DEVTEMP
-            importlib.import_module(f"exportdb.cases.{category}")
-        except ModuleNotFoundError as e:  # DEVTEMP
-            if e.name != f"exportdb.cases.{category}": raise  # DEVTEMP
+        importlib.import_module(f"exportdb.cases.{category}")
     return _REGISTRY
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from exportcore.case import Case
-from exportdb.registry import PASS, Fails, case
+from exportdb.registry import case
 
 
 @case(

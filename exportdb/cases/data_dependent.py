@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from exportdb.registry import PASS, Fails, case
+from exportdb.registry import Fails, case
 
 
 @case(
