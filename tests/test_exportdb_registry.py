@@ -22,7 +22,7 @@ TORCH_TAGS = (
 PAIN_POINTS = (
     "item_dependent_split_count", "tolist_as_index", "nonzero_output", "item_with_torch_check",
     "example_size_one_specializes", "dim_auto_specializes_silently", "derived_dim_plus_one",
-    "unrelated_dims_must_be_equal", "batchnorm_running_stats", "dropout_eval_is_identity",
+    "unrelated_dims_must_be_equal", "batchnorm_running_stats", "dropout_train_and_eval",
     "custom_op_missing_fake", "custom_op_wrong_fake_shape", "cond_on_tensor_value",
     "map_over_leading_dim", "while_loop_counter", "scan_cumulative", "dict_input",
     "dataclass_registered", "namedtuple_input_output", "kwargs_only_forward",

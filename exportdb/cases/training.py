@@ -53,11 +53,12 @@ def _():
 
 
 @case(
-    name="dropout_eval_is_identity",
+    name="dropout_train_and_eval",
     tags=("training",),
     description="""
-    Dropout in eval() is the identity and vanishes from the graph; in train() it draws a
-    random mask. With p=0 (as here) both are deterministic, so numerics compare exactly.
+    Dropout(p=0.5): in eval() it is the identity and vanishes from the graph; in train() the
+    training export keeps a random-mask op. pytest-export runs eager and the exported
+    module from the same RNG state, so the masks, outputs and gradients agree.
     """,
 )
 def _():
@@ -67,7 +68,7 @@ def _():
         def __init__(self):
             super().__init__()
             self.fc = torch.nn.Linear(4, 4)
-            self.drop = torch.nn.Dropout(p=0.0)
+            self.drop = torch.nn.Dropout(p=0.5)
 
         def forward(self, x):
             return self.drop(self.fc(x))
