@@ -6,7 +6,28 @@ from typing import Any, Generator
 
 import pytest
 
-from exportdb.registry import Fails
+from exportdb.registry import ExportCase, Fails
+
+
+def _db_case(item: pytest.Item) -> ExportCase | None:
+    return getattr(getattr(item, "function", None), "exportdb_case", None)
+
+
+def pytest_export_outcome(item: pytest.Item, case: Any, outcome: Any) -> None:
+    """Fail a passing ExportDB mode whose documented finding (e.g. a silent specialization) is gone."""
+    db = _db_case(item)
+    if db is None or not db.findings or outcome.status != "passed":
+        return
+    from exportcore.outcome import Failure
+
+    seen = {f.kind for f in outcome.findings}
+    missing = [kind for kind in db.findings if kind not in seen]
+    if missing:
+        outcome.status = "failed"
+        outcome.failure = Failure(
+            stage="guards", category="drift", exc_type="FindingMissing",
+            message=f"expected finding(s) {missing} were not reported; the case documents them",
+        )
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outside the plugin's wrapper: our headline wins
@@ -14,7 +35,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     """Prefix failures of ExportDB tests with the case, its mode and where to update the expectation."""
     result = yield
     report = result.get_result()
-    case = getattr(getattr(item, "function", None), "exportdb_case", None)
+    case = _db_case(item)
     if case is None or report.when != "call" or not report.failed:
         return
     mode = getattr(item, "callspec", None) and item.callspec.params.get("export_mode")
@@ -38,7 +59,9 @@ def drift_message(case: Any, mode: str, failure: dict[str, Any] | None) -> tuple
         now = "now passes" if isinstance(expected, Fails) else "now fails"
     else:
         now = f"now fails with {failure.get('category')} at {failure.get('stage')}"
-    if failure is None:
+    if failure is not None and failure.get("exc_type") == "FindingMissing":
+        fix = "remove the missing kinds from findings= (torch no longer reports them), or fix the case"
+    elif failure is None:
         fix = f'remove "{mode}" from expect= (the mode passes with torch now)'
     else:
         fix = f'set expect["{mode}"] = Fails("{failure.get("category")}", stage="{failure.get("stage")}")'
@@ -66,5 +89,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Silence finding warnings on ExportDB tests: the catalog records behaviour, it does not fix it."""
     quiet = pytest.mark.filterwarnings("ignore::pytest_export.runner.ExportFindingWarning")
     for item in items:
-        if getattr(getattr(item, "function", None), "exportdb_case", None) is not None:
+        if _db_case(item) is not None:
             item.add_marker(quiet)

@@ -98,6 +98,9 @@ def _entry(case: ExportCase, rewritten_by: list[str]) -> str:
     rows = "".join(f"<tr><th>{m}</th>{_result(case, m)}</tr>" for m in MODES)
     description = "".join(f"<p>{_inline(p)}</p>" for p in case.description.split("\n\n"))
     extra = ""
+    if case.findings:
+        kinds = ", ".join(f"<code>{_e(k)}</code>" for k in case.findings)
+        extra += f"<p><b>Reported as finding:</b> {kinds} (in every mode that passes)</p>"
     if case.rewrite:
         extra += f"<p><b>Supported rewrite:</b> {_link_name(case.rewrite)}</p>"
     if rewritten_by:

@@ -118,6 +118,8 @@ class ExportCase:
     examples: int = 2
     #: Modes the case runs in; a mode is left out only where the case is meaningless there.
     modes: tuple[str, ...] = MODES
+    #: Finding kinds (exportcore Finding.kind) a passing mode must report, e.g. "specialized".
+    findings: tuple[str, ...] = ()
 
     @property
     def supported(self) -> bool:
@@ -184,12 +186,13 @@ def case(
     rewrite: str | None = None,
     examples: int = 2,
     modes: tuple[str, ...] = MODES,
+    findings: tuple[str, ...] = (),
 ) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
     """Register the decorated builder as an ExportDB case; modes missing from ``expect`` pass."""
 
     def register(build: Callable[[], Any]) -> Callable[[], Any]:
         category = build.__module__.rpartition(".")[2]
-        _REGISTRY[name] = _make(name, category, tags, description, expect, rewrite, examples, modes, build)
+        _REGISTRY[name] = _make(name, category, tags, description, expect, rewrite, examples, modes, findings, build)
         return build
 
     if not isinstance(name, str) or not _NAME.match(name):
@@ -200,7 +203,7 @@ def case(
 
 
 def _make(name: str, category: str, tags: Any, description: Any, expect: Any, rewrite: Any,
-          examples: Any, modes: Any, build: Callable[[], Any]) -> ExportCase:
+          examples: Any, modes: Any, findings: Any, build: Callable[[], Any]) -> ExportCase:
     where = f"exportdb case {name!r}"
     if not isinstance(modes, tuple) or not modes or any(m not in MODES for m in modes):
         raise ValueError(f"{where}: modes must be a non-empty tuple drawn from {MODES}, got {modes!r}")
@@ -231,10 +234,12 @@ def _make(name: str, category: str, tags: Any, description: Any, expect: Any, re
         raise ValueError(f"{where}: a case that fails in some mode must name its rewrite case")
     if rewrite is not None and not isinstance(rewrite, str):
         raise TypeError(f"{where}: rewrite must be a case name (str)")
+    if not isinstance(findings, tuple) or not all(isinstance(k, str) and k for k in findings):
+        raise TypeError(f"{where}: findings must be a tuple of finding kinds (str)")
     if not isinstance(examples, int) or examples < 0:
         raise TypeError(f"{where}: examples must be an int >= 0")
     text = textwrap.dedent(description).strip()
-    return ExportCase(name, category, tags, text, per_mode, build, rewrite, examples, modes)
+    return ExportCase(name, category, tags, text, per_mode, build, rewrite, examples, modes, findings)
 
 
 def _load() -> dict[str, ExportCase]:

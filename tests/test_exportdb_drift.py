@@ -31,9 +31,10 @@ def build():
     return (lambda x: x, (1.0,))
 
 
-def make(name, expect):
+def make(name, expect, findings=()):
     case = ExportCase(name, "control_flow", ("python.control-flow",), "a description long enough",
-                      {m: expect.get(m, PASS) for m in MODES}, build, rewrite="cond_on_tensor_value")
+                      {m: expect.get(m, PASS) for m in MODES}, build, rewrite="cond_on_tensor_value",
+                      findings=findings)
 
     @pytest.mark.exportable(modes=["non_strict"], expect=case.marker_expect(), examples=1)
     def test():
@@ -48,6 +49,7 @@ test_now_fails_elsewhere = make("was_operator", {"non_strict": Fails("torch.oper
 test_now_fails_as_recorded = make("still_failing", {"non_strict": Fails("data-dependent")})
 test_now_passes = make("was_failing", {"non_strict": Fails("data-dependent")})
 test_still_passes = make("still_passing", {})
+test_lost_finding = make("was_specialized", {}, findings=("specialized",))
 '''
 
 
@@ -59,7 +61,7 @@ def result(pytester: pytest.Pytester) -> pytest.RunResult:
 
 
 def test_unchanged_cases_pass_or_xfail(result: pytest.RunResult) -> None:
-    result.assert_outcomes(passed=1, xfailed=1, failed=3)
+    result.assert_outcomes(passed=1, xfailed=1, failed=4)
 
 
 def test_case_that_now_fails_names_the_expectation(result: pytest.RunResult) -> None:
@@ -85,4 +87,12 @@ def test_case_failing_in_another_category(result: pytest.RunResult) -> None:
         "*drift: exportdb case was_operator [[]non_strict[]] was recorded as 'fails: torch.operator', "
         "now fails with data-dependent at capture*",
         '*set expect[[]"non_strict"[]] = Fails("data-dependent", stage="capture")',
+    ])
+
+
+def test_documented_finding_that_disappears(result: pytest.RunResult) -> None:
+    result.stdout.fnmatch_lines([
+        "*FindingMissing: expected finding(s) [[]'specialized'[]] were not reported*",
+        "*drift: exportdb case was_specialized [[]non_strict[]] was recorded as 'passes', now fails with drift*",
+        "*update the expectation in *: remove the missing kinds from findings=*",
     ])

@@ -96,7 +96,10 @@ def _():
     Dim.AUTO lets export decide: a dimension the code fixes (here via reshape to 2x4) is
     specialized to its example value without an error. The exported program then only
     accepts that size; use a named Dim when you need the dimension to stay dynamic.
+    pytest-export reports it as a "specialized" finding (an error with
+    --export-findings=error).
     """,
+    findings=("specialized",),
 )
 def _():
     import torch
