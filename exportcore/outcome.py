@@ -234,11 +234,42 @@ _SCALARS = {
 }
 
 
+def _is(value: Any, kind: type | tuple[type, ...]) -> bool:
+    return isinstance(value, kind) and not isinstance(value, bool)
+
+
+def _list_of(kind: type | tuple[type, ...]) -> Any:
+    return lambda v: isinstance(v, list) and all(_is(x, kind) for x in v)
+
+
+def _dict_of(kind: Any) -> Any:
+    test = kind if callable(kind) and not isinstance(kind, type) else (lambda x: _is(x, kind))
+    return lambda v: isinstance(v, dict) and all(isinstance(k, str) and test(x) for k, x in v.items())
+
+
+#: Container fields: a loaded report is rendered and gated, so a wrong shape must fail here, by name.
+_CONTAINERS: dict[str, tuple[Any, str]] = {
+    "checks": (_list_of(str), "a list of str"),
+    "notes": (_list_of(str), "a list of str"),
+    "timings": (_dict_of((int, float)), "an object of numbers"),
+    "declared": (_dict_of(str), "an object of str"),
+    "range_constraints": (_dict_of(str), "an object of str"),
+    "op_histogram": (_dict_of(int), "an object of int"),
+    "shapes": (_dict_of(_list_of(int)), "an object of int lists"),
+}
+_OPTIONAL_STR = ("input", "exportdb_case")
+
+
 def _check_types(obj: Any, where: str) -> None:
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
         want = _SCALARS.get(f.name)
-        if want is not None and not (isinstance(value, want) and not isinstance(value, bool)):
+        if want is not None and not _is(value, want):
             raise SchemaError(f"{where}.{f.name} must be {want.__name__}, got {type(value).__name__}")
+        container = _CONTAINERS.get(f.name)
+        if container is not None and not container[0](value):
+            raise SchemaError(f"{where}.{f.name} must be {container[1]}")
+        if f.name in _OPTIONAL_STR and value is not None and not isinstance(value, str):
+            raise SchemaError(f"{where}.{f.name} must be a str or null, got {type(value).__name__}")
     if isinstance(obj, Outcome) and obj.status not in STATUSES:
         raise SchemaError(f"{where}.status must be one of {STATUSES}, got {obj.status!r}")
