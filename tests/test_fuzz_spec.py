@@ -111,8 +111,6 @@ def test_malformed_arguments_are_rejected_with_value_or_type_error(spec, args, k
     _parse(spec, args, kwargs, f1)
 
 
-@pytest.mark.xfail(strict=True, reason="helper B: example sizes outside the declared range are accepted "
-                   "(see .briefs/G_findings.md)")
 @FUZZ
 @given(plausible_cases())
 def test_an_accepted_spec_is_satisfied_by_its_own_example_inputs(case):

@@ -187,6 +187,29 @@ def test_unsatisfiable_spec_names_the_dims():
         ShapeSpec.from_export_spec(({0: Dim("b", max=1)},), (torch.ones(1),), None)
 
 
+@pytest.mark.parametrize("spec, shapes, message", [
+    # torch 2.14.1 refuses each of these ("2 not in range [10, 20]", "... specialized it to be a constant (1)",
+    # "Expected input L['x'].size()[1] to be equal to 2*b, where b = 4, but got 10")
+    ({0: Dim("b", min=10, max=20)}, [(2, 4)], r"\[0\]\[0\]: example size 2 is outside the declared range of b \[10, 20\]"),
+    ({0: Dim("b", min=3)}, [(1, 4)], r"example size 1 is outside the declared range of b \[3, int_oo\]"),
+    ({0: Dim("b", max=5)}, [(6, 4)], r"example size 6 is outside the declared range of b \[0, 5\]"),
+    ({1: Dim("b", min=4, max=8) * 2}, [(3, 20)], r"\[0\]\[1\]: example size 20 gives b = 10, outside b's declared range \[4, 8\]"),
+    ({0: Dim("b", min=4, max=8), 1: Dim("b", min=4, max=8) * 2}, [(4, 10)],
+     r"\[0\]\[1\]: example size 10 gives b = 5, but args\[0\].shape\[0\] gives b = 4"),
+])
+def test_example_outside_its_declared_range_or_disagreeing_names_the_field(spec, shapes, message):
+    with pytest.raises(ValueError, match=message):
+        ShapeSpec.from_export_spec((spec,), tuple(torch.ones(s) for s in shapes), None)
+
+
+def test_examples_torch_accepts_are_accepted():
+    # sizes 0/1 inside a named dim's range fail later as torch's 0/1 specialization, not as bad input;
+    # torch exports Dim.AUTO/DYNAMIC with an example outside their min/max as it is.
+    assert ShapeSpec.from_export_spec(({0: Dim("b")},), (torch.ones(1, 4),), None).example_assignment() == {"b": 1}
+    spec = ShapeSpec.from_export_spec(({0: Dim.DYNAMIC(min=5, max=10), 1: Dim.AUTO(max=3)},), (torch.ones(2, 8),), None)
+    assert spec.example_assignment() == {"args[0].shape[0]": 2, "args[0].shape[1]": 8}
+
+
 def test_exported_ranges_unlock_size_one_only_for_declared_low_named_dims():
     spec = ShapeSpec.from_export_spec(({0: Dim("b", min=1, max=8)}, {0: Dim.DYNAMIC}), (torch.ones(3), torch.ones(3)), None)
     assert spec.root_range("b") == (2, 8)

@@ -23,7 +23,7 @@ from typing import Any, Iterator, NamedTuple
 
 import sympy
 
-from exportcore.shapes.solve import evaluate, parse_range, root_bounds, symbol
+from exportcore.shapes.solve import coefficients, evaluate, parse_range, root_bounds, symbol
 
 __all__ = ["DEFAULT_SPAN", "SIZE_FLOOR", "DimRange", "Root", "Axis", "Slot", "ShapeSpec"]
 
@@ -95,6 +95,7 @@ class ShapeSpec:
             self._ranges[name] = (lo, hi)
         if problems:
             raise ValueError("dynamic_shapes: unsatisfiable: " + "; ".join(problems))
+        self._check_examples()
 
     @classmethod
     def from_export_spec(
@@ -195,6 +196,32 @@ class ShapeSpec:
         return ShapeSpec(roots, list(self.tensors))
 
     # -- internals -----------------------------------------------------------------------
+
+    def _check_examples(self) -> None:
+        # torch refuses an example outside a named dim's range ("2 not in range [10, 20]")
+        # or two axes disagreeing on one dim; that is the user's input, not an export failure.
+        # Dim.AUTO/DYNAMIC ranges are not checked: torch exports such examples as they are.
+        seen: dict[str, tuple[int, Axis]] = {}
+        for axis in self.axes():
+            root = self.roots.get(axis.root) if axis.root is not None else None
+            if root is None or root.kind != "named":
+                continue
+            a, b = coefficients(axis.expr, root.name)
+            value = (axis.size - b) // a  # parse checked that the size is of the derived form
+            gives = f"example size {axis.size} gives {root.name} = {value}" if axis.derived else ""
+            if value < root.min or (root.max is not None and value > root.max):
+                declared = f"[{root.min}, {'int_oo' if root.max is None else root.max}]"
+                if gives:
+                    raise ValueError(f"{axis.field}: {gives}, outside {root.name}'s declared range {declared}")
+                raise ValueError(
+                    f"{axis.field}: example size {axis.size} is outside the declared range of {root.name} {declared}"
+                )
+            first = seen.setdefault(root.name, (value, axis))
+            if first[0] != value:
+                raise ValueError(
+                    f"{axis.field}: {gives or f'example size {axis.size} gives {root.name} = {value}'}, "
+                    f"but {first[1].key} gives {root.name} = {first[0]}"
+                )
 
     def _size(self, axis: Axis, assignment: dict[str, int]) -> int:
         if axis.key in assignment:
