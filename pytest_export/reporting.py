@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -56,8 +57,17 @@ def _check_writable(path: Path, shown: str, option: str) -> None:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         _fail(f"{option} {shown}: cannot create directory {_shown(parent)} ({exc.strerror or exc})")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        _fail(f"{option} {shown}: directory {_shown(parent)} is not writable")
+    # os.access says yes to root, on read-only mounts and under ACLs: create the temporary
+    # file the atomic write will need, so an unwritable path stops the run before any test.
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=parent)
+    except OSError as exc:
+        _fail(f"{option} {shown}: directory {_shown(parent)} is not writable ({exc.strerror or exc})")
+    os.close(fd)
+    try:
+        os.unlink(probe)
+    except OSError:
+        pass  # a leftover empty dot-file is harmless; the write itself may still succeed
 
 
 class ReportingPlugin:
@@ -75,6 +85,7 @@ class ReportingPlugin:
         self.started = time.time()
         self.written: list[str] = []
         self.problems: list[str] = []
+        self.write_failed = False
 
     def _report_paths(self) -> list[Path]:
         cli = self.config.getoption("export_report", default=None) or []
@@ -192,12 +203,17 @@ class ReportingPlugin:
                 )
             else:
                 self._write(updated_baseline(self.baseline, report, self.gate), self.baseline_path, "baseline")
+        if self.write_failed and session.exitstatus == pytest.ExitCode.OK:
+            # A CI job must not go green while the report it uploads (or the baseline) is missing.
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     def _write(self, report: dict[str, Any], path: Path, what: str = "report") -> None:
         try:
             write_report(report, path)
         except OSError as exc:
-            self.problems.append(f"export {what} NOT written to {_shown(path)}: {exc}")
+            self.write_failed = True
+            option = "--export-baseline-update" if what == "baseline" else "--export-report"
+            self.problems.append(f"{option}: export {what} NOT written to {_shown(path)}: {exc}")
         else:
             self.written.append(f"export {what}{' updated' if what == 'baseline' else ''}: {_shown(path)}")
 

@@ -159,12 +159,19 @@ def test_unusable_report_path_is_a_usage_error(pytester, path, message):
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="needs a directory no one can write to, even root")
-@pytest.mark.xfail(strict=True, reason="helper C: os.access says yes for root / read-only file systems, and a report "
-                   "that cannot be written only prints a line while the session passes (see .briefs/G_findings.md)")
 def test_report_path_that_cannot_be_written_is_an_error_not_a_green_run(pytester):
     # /proc refuses new files even to root, where permission bits (chmod 0o555) do not.
     target = Path("/proc/pytest-export-report.json")
     pytester.makepyfile(test_p="def test_p():\n    pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider", f"--export-report={target}")
-    assert result.ret != pytest.ExitCode.OK
-    assert "--export-report" in result.stderr.str() + result.stdout.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # before any test ran
+    assert f"ERROR: --export-report {target}: directory /proc is not writable" in result.stderr.str()
+
+
+def test_report_that_fails_to_write_at_the_end_fails_the_session(pytester):
+    # The directory passed the up-front probe, then vanished while the tests ran.
+    pytester.makepyfile(test_p="import shutil\n\ndef test_p():\n    shutil.rmtree('out')\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--export-report=out/r.json")
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    assert "--export-report: export report NOT written to out/r.json" in result.stdout.str()
