@@ -151,6 +151,49 @@ def _validate_record(record: Any, where: str) -> dict[str, Any]:
     return record
 
 
+def _is_str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _validate_scope(scope: dict[str, Any]) -> None:
+    # Missing fields mean "unknown" (gate.Scope.from_dict); present ones must have their type.
+    for name in ("files", "modes", "deselected"):
+        if scope.get(name) is not None and not _is_str_list(scope[name]):
+            raise ValueError(f"scope.{name} must be a list of strings or null, got {type(scope[name]).__name__}")
+    not_run = scope.get("not_run")
+    if not_run is not None and not (
+        isinstance(not_run, list) and all(_is_str_list(k) and len(k) == 2 for k in not_run)
+    ):
+        raise ValueError("scope.not_run must be a list of [case, mode] string pairs")
+    if "filtered" in scope and not isinstance(scope["filtered"], bool):
+        raise ValueError(f"scope.filtered must be bool, got {type(scope['filtered']).__name__}")
+
+
+def _validate_gate(gate: dict[str, Any]) -> None:
+    from pytest_export.gate import BUCKETS  # gate.py imports this module
+
+    if "baseline" in gate and not isinstance(gate["baseline"], str):
+        raise ValueError(f"gate.baseline must be str, got {type(gate['baseline']).__name__}")
+    if "failed" in gate and not isinstance(gate["failed"], bool):
+        raise ValueError(f"gate.failed must be bool, got {type(gate['failed']).__name__}")
+    for bucket in BUCKETS:
+        entries = gate.get(bucket)
+        if entries is None:
+            continue
+        if not isinstance(entries, list):
+            raise ValueError(f"gate.{bucket} must be a list, got {type(entries).__name__}")
+        for i, e in enumerate(entries):
+            where = f"gate.{bucket}[{i}]"
+            if not isinstance(e, dict):
+                raise ValueError(f"{where} must be an object, got {type(e).__name__}")
+            for name in ("case", "mode"):
+                if not isinstance(e.get(name), str):
+                    raise ValueError(f"{where}.{name} must be str, got {type(e.get(name)).__name__}")
+            for name in ("test", "before", "after", "headline", "why"):
+                if e.get(name) is not None and not isinstance(e[name], str):
+                    raise ValueError(f"{where}.{name} must be str or null, got {type(e[name]).__name__}")
+
+
 def validate_report(data: Any, source: str = "report") -> dict[str, Any]:
     """Return ``data`` if it is a valid report, else raise ReportError naming ``source`` and the field."""
     if not isinstance(data, dict):
@@ -173,6 +216,8 @@ def validate_report(data: Any, source: str = "report") -> dict[str, Any]:
         if data.get(name) is not None and not isinstance(data[name], dict):
             raise ReportError(f"{source}: field {name!r} must be an object or null")
     try:
+        _validate_scope(data.get("scope") or {})
+        _validate_gate(data.get("gate") or {})
         records = [
             _validate_record(dict(r) if isinstance(r, dict) else r, f"records[{i}]")
             for i, r in enumerate(data["records"])

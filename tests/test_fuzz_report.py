@@ -105,9 +105,6 @@ def _set(path: tuple, value: Any) -> dict[str, Any]:
 OUTCOME = ("records", 3, "outcome")
 
 
-HELPER_C = pytest.mark.xfail(strict=True, reason="helper C: validate_report does not check 'scope' / 'gate' contents")
-
-
 @pytest.mark.parametrize("path, value", [
     pytest.param((*OUTCOME, "timings"), [None]),
     pytest.param((*OUTCOME, "timings", "eager"), {}),
@@ -115,9 +112,14 @@ HELPER_C = pytest.mark.xfail(strict=True, reason="helper C: validate_report does
     pytest.param((*OUTCOME, "notes"), 3),
     pytest.param((*OUTCOME, "graph", "op_histogram", "aten.linear.default"), {}),
     pytest.param((*OUTCOME, "counterexample"), {"shapes": [None]}),
-    pytest.param(("scope", "not_run"), [1], marks=HELPER_C),
-    pytest.param(("scope", "files"), 5, marks=HELPER_C),
-    pytest.param(("gate",), {"regressions": [1], "failed": True}, marks=HELPER_C),
+    pytest.param(("scope", "not_run"), [1]),
+    pytest.param(("scope", "not_run"), [["case", "mode", "extra"]]),
+    pytest.param(("scope", "files"), 5),
+    pytest.param(("scope", "modes"), [None]),
+    pytest.param(("scope", "filtered"), "yes"),
+    pytest.param(("gate",), {"regressions": [1], "failed": True}),
+    pytest.param(("gate",), {"regressions": [{"case": "c", "mode": "strict", "headline": ["x"]}], "failed": True}),
+    pytest.param(("gate",), {"vanished": {"case": "c"}}),
 ])
 def test_wrong_container_types_are_rejected_by_the_loader(path, value):
     doc = _set(path, value)
@@ -126,6 +128,31 @@ def test_wrong_container_types_are_rejected_by_the_loader(path, value):
     except ReportError as exc:
         assert str(exc).startswith("bad.json")
         return
+    _usable(report)
+
+
+@pytest.mark.parametrize("path, value, message", [
+    (("scope", "files"), 5, "bad.json: scope.files must be a list of strings or null, got int"),
+    (("scope", "deselected"), ["a", 1], "bad.json: scope.deselected must be a list of strings or null, got list"),
+    (("scope", "not_run"), [1], "bad.json: scope.not_run must be a list of [case, mode] string pairs"),
+    (("scope", "filtered"), "yes", "bad.json: scope.filtered must be bool, got str"),
+    (("gate",), {"failed": 1}, "bad.json: gate.failed must be bool, got int"),
+    (("gate",), {"regressions": [1]}, "bad.json: gate.regressions[0] must be an object, got int"),
+    (("gate",), {"new": [{"case": "c"}]}, "bad.json: gate.new[0].mode must be str, got NoneType"),
+    (("gate",), {"vanished": [{"case": "c", "mode": "m", "why": {}}]}, "bad.json: gate.vanished[0].why must be str or null"),
+])
+def test_wrong_scope_or_gate_field_is_a_report_error_naming_it(path, value, message):
+    with pytest.raises(ReportError) as exc:
+        validate_report(_set(path, value), "bad.json")
+    assert message in str(exc.value)
+
+
+def test_scope_and_gate_as_the_plugin_writes_them_are_accepted():
+    scope = Scope(files={"t.py"}, modes={"strict"}, deselected=None, not_run={("c", "strict")}, filtered=True)
+    gate = compare(VALID, sample_records()[:2], scope, name="base.json")
+    doc = dict(VALID, scope=scope.to_dict(), gate=gate.to_dict())
+    report = validate_report(json.loads(json.dumps(doc)), "ok.json")
+    assert report["gate"]["baseline"] == "base.json"
     _usable(report)
 
 
