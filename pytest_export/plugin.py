@@ -95,7 +95,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     try:
         spec = parse_marker(marker.args, marker.kwargs, options.known_modes)
     except MarkerError as exc:
-        pytest.fail(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER}: {exc}", pytrace=False)
+        problem = str(exc)
+    else:
+        problem = ""
+    if problem:
+        # Outside the except block, so the error shows without "During handling of ..." chaining.
+        pytest.fail(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER}: {problem}", pytrace=False)
     modes = options.modes_for(spec.modes)
     if MODE_PARAM not in metafunc.fixturenames:
         # A test may take export_mode as an argument; otherwise make room for the parameter.

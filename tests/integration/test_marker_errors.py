@@ -32,6 +32,8 @@ def test_misused_marker_fails_collection_naming_test_and_argument(pytester):
     for name, (_, message) in BAD_MARKERS.items():
         result.stdout.fnmatch_lines([f"test_{name}.py::test_{name}: @pytest.mark.exportable: {message}*"])
     assert "Traceback" not in result.stdout.str()
+    assert "During handling of the above exception" not in result.stdout.str()
+    assert "MarkerError" not in result.stdout.str()  # only the one clear line per test
 
 
 @pytest.mark.parametrize(
