@@ -216,3 +216,27 @@ def test_a_pending_outer_timer_survives_a_case_that_finishes_in_time():
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_each_worker_gets_its_own_compile_cache_dir(tmp_path):
+    from exportcore.caches import default_inductor_cache_dir, use_worker_cache_dirs
+
+    env: dict[str, str] = {}
+    assert use_worker_cache_dirs("gw0", env) == {"TORCHINDUCTOR_CACHE_DIR": f"{default_inductor_cache_dir()}/gw0"}
+    other = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "ind"), "TRITON_CACHE_DIR": str(tmp_path / "tri")}
+    use_worker_cache_dirs("gw1", other)
+    assert other == {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "ind" / "gw1"), "TRITON_CACHE_DIR": str(tmp_path / "tri" / "gw1")}
+    use_worker_cache_dirs("gw1", other)  # idempotent
+    assert other["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "ind" / "gw1")
+    with pytest.raises(ValueError, match="worker"):
+        use_worker_cache_dirs("../gw0", {})
+
+
+def test_torch_writes_its_compile_cache_where_the_worker_dir_points(tmp_path, monkeypatch):
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    from exportcore.caches import use_worker_cache_dirs
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    use_worker_cache_dirs("gw3")
+    assert cache_dir() == str(tmp_path / "gw3")

@@ -199,3 +199,25 @@ def test_xdist_a_hang_and_a_killed_worker_leave_a_complete_report_and_two_runs_a
     # Which worker ran (and lost) a test depends on scheduling, not on the code under test.
     normalized = [re.sub(r"\bgw\d+\b", "gwN", json.dumps(_without_timings(r), sort_keys=True)) for r in reports]
     assert normalized[0] == normalized[1]
+
+
+@pytest.mark.xfail(strict=True, reason="helper E: the plugin does not yet call exportcore.caches.use_worker_cache_dirs "
+                   "in a worker's pytest_configure (see .briefs/G_findings.md)")
+def test_each_xdist_worker_has_its_own_compile_cache_dir(pytester):
+    pytest.importorskip("xdist")
+    pytester.makepyfile(test_env="""
+        import os
+        import pytest
+
+        @pytest.mark.parametrize("n", range(6))
+        def test_where(n):
+            worker = os.environ["PYTEST_XDIST_WORKER"]
+            with open(f"{worker}.txt", "w") as f:
+                f.write(os.environ.get("TORCHINDUCTOR_CACHE_DIR", ""))
+    """)
+    # No torch here: workers start in a second. --dist each: every worker runs every test.
+    pytester.runpytest_subprocess("-p", "xdist", "-n", "2", "--dist", "each", "-p", "no:cacheprovider",
+                                  "-p", "no:benchmark").assert_outcomes(passed=12)
+    dirs = {p.stem: p.read_text() for p in pytester.path.glob("gw*.txt")}
+    assert sorted(dirs) == ["gw0", "gw1"]
+    assert all(path.endswith(f"/{worker}") for worker, path in dirs.items()), dirs
