@@ -71,9 +71,6 @@ _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 class Pass:
     """The mode exports and every check holds."""
 
-    def to_marker(self) -> None:
-        return None
-
     def __str__(self) -> str:
         return "passes"
 
@@ -83,7 +80,11 @@ PASS = Pass()
 
 @dataclass(frozen=True)
 class Fails:
-    """The mode fails with a classified ``category`` (an ExportDB tag or engine category)."""
+    """The mode fails with a classified ``category`` (an ExportDB tag or engine category).
+
+    The category is what the dogfood suite verifies (through the marker's expect=); ``stage``
+    documents where the failure happens and ``why`` overrides the xfail reason.
+    """
 
     category: str
     stage: str | None = None
@@ -92,9 +93,6 @@ class Fails:
     def __post_init__(self) -> None:
         if not isinstance(self.category, str) or not self.category:
             raise TypeError("Fails.category must be a non-empty str")
-
-    def to_marker(self) -> dict[str, Any]:
-        return {"reason": self.why or f"fails with {self.category}", "category": self.category}
 
     def __str__(self) -> str:
         where = f" at {self.stage}" if self.stage else ""
