@@ -54,6 +54,7 @@ LINKS: tuple[Link, ...] = (
     Link("", r"torch\.compiler\.disable|_dynamo\.disable|Skip calling .*disable", (), "dynamo_disable_in_strict"),
     Link("", r"Higher order ops do not support input mutation", (), "cond_branch_mutates_operand"),
     Link("", r"_checkpoint_context_fn", (), "checkpointed_block"),
+    Link("", r"backwards? hooks require compiled autograd", (), "backward_hook_on_submodule"),
     # pytree inputs and outputs
     Link("", r"not supported or pytree-flattenable|Unsupported input type", (), "dataclass_unregistered"),
     Link("", r"in output, which is not a known type|unrecognized type .* at output", (),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from exportdb.registry import case
+from exportdb.registry import Fails, case
 
 
 @case(
@@ -115,5 +115,85 @@ def _():
         def forward(self, x):
             hidden = self.a(x).relu()
             return {"out": self.b(hidden), "hidden": hidden}
+
+    return M(), (torch.randn(2, 3),)
+
+
+@case(
+    name="backward_hook_on_submodule",
+    tags=("hooks", "training"),
+    description="""
+    A module backward (pre-)hook that rescales gradients. Strict export refuses it (module
+    backward hooks need compiled autograd); non-strict inference export ignores it, which
+    is harmless there; the training export drops it, so the exported module's gradients
+    differ from eager. Put the gradient change into the forward computation instead.
+    """,
+    expect={"strict": Fails("internal"), "training": Fails("numerics", stage="training")},
+    rewrite="grad_scale_without_hooks",
+)
+def _():
+    import torch
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(3, 3)
+            self.fc.register_full_backward_pre_hook(lambda mod, grad_out: (grad_out[0] * 0.5,))
+
+        def forward(self, x):
+            return self.fc(x).sum(-1)
+
+    return M(), (torch.randn(2, 3),)
+
+
+@case(
+    name="tensor_grad_hook",
+    tags=("hooks", "training"),
+    description="""
+    `y.register_hook(fn)` on an intermediate tensor inside forward: the eval exports do not
+    need gradients and pass; the training export does not keep the hook, so gradients of
+    the exported module differ from eager.
+    """,
+    expect={"training": Fails("numerics", stage="training")},
+    rewrite="grad_scale_without_hooks",
+)
+def _():
+    import torch
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(3, 3)
+
+        def forward(self, x):
+            y = self.fc(x)
+            if y.requires_grad:
+                y.register_hook(lambda grad: grad * 0.5)
+            return y.sum(-1)
+
+    return M(), (torch.randn(2, 3),)
+
+
+@case(
+    name="grad_scale_without_hooks",
+    tags=("hooks", "training"),
+    description="""
+    Scale a gradient without hooks: `y * 0.5 + (y * 0.5).detach()` has the value of y in
+    the forward pass and half its gradient in the backward pass. Plain autograd, so every
+    export mode keeps it.
+    """,
+)
+def _():
+    import torch
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(3, 3)
+
+        def forward(self, x):
+            y = self.fc(x)
+            y = y * 0.5 + (y * 0.5).detach()
+            return y.sum(-1)
 
     return M(), (torch.randn(2, 3),)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from exportdb.registry import case
+from exportdb.registry import Fails, case
 
 
 @case(
@@ -198,3 +198,75 @@ def _():
             return torch.unique(ids)
 
     return M(), (torch.tensor([3, 1, 3, 2, 1]),)
+
+
+@case(
+    name="lstm_dynamic_seq_len",
+    tags=("torch.operator", "torch.dynamic-shape", "specialization"),
+    description="""
+    nn.LSTM with a sequence length declared dynamic: the LSTM's decomposition loops over
+    time steps in Python, so the length is specialized to the example and export reports
+    it in every mode. Export with a fixed (padded) length, or write the recurrence with a
+    cell and scan.
+    """,
+    expect=Fails("torch.dynamic-shape", stage="constraints"),
+    rewrite="lstm_fixed_seq_len",
+)
+def _():
+    import torch
+    from torch.export import Dim
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = torch.nn.LSTM(3, 4, batch_first=True)
+
+        def forward(self, x):
+            return self.rnn(x)[0]
+
+    return M(), (torch.randn(2, 5, 3),), {"x": {1: Dim("t", min=2, max=16)}}
+
+
+@case(
+    name="lstm_fixed_seq_len",
+    tags=("torch.operator",),
+    description="""
+    nn.LSTM exported for one (padded) sequence length exports in every mode; the batch
+    dimension could still be dynamic.
+    """,
+)
+def _():
+    import torch
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = torch.nn.LSTM(3, 4, batch_first=True)
+
+        def forward(self, x):
+            return self.rnn(x)[0]
+
+    return M(), (torch.randn(2, 5, 3),)
+
+
+@case(
+    name="multihead_attention_dynamic_seq",
+    tags=("torch.operator", "torch.dynamic-shape"),
+    description="""
+    nn.MultiheadAttention with a dynamic sequence length exports in every mode (unlike
+    nn.LSTM): attention has no Python loop over time.
+    """,
+)
+def _():
+    import torch
+    from torch.export import Dim
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mha = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+
+        def forward(self, x):
+            return self.mha(x, x, x, need_weights=False)[0]
+
+    return M(), (torch.randn(2, 5, 8),), {"x": {1: Dim("t", min=2, max=16)}}
