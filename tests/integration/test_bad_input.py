@@ -175,3 +175,17 @@ def test_report_that_fails_to_write_at_the_end_fails_the_session(pytester):
     result.assert_outcomes(passed=1)
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR
     assert "--export-report: export report NOT written to out/r.json" in result.stdout.str()
+
+
+@pytest.mark.parametrize("args, ini, message", [
+    (["--export-timeout=soon"], "", "--export-timeout must be a float, got 'soon'"),
+    (["--export-timeout=0"], "", "--export-timeout must be positive"),
+    (["--export-timeout=-5"], "", "--export-timeout must not be negative"),
+    ([], "export_timeout = 1m", "--export-timeout must be a float, got '1m'"),
+])
+def test_bad_timeout_is_a_usage_error_naming_the_option(pytester, args, ini, message):
+    pytester.makeini(f"[pytest]\n{ini}\n")
+    pytester.makepyfile(test_p="def test_p():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert message in result.stderr.str()
