@@ -109,7 +109,8 @@ def _entry(case: ExportCase, rewritten_by: list[str]) -> str:
         f'<section class=case id="{_e(case.name)}"><h3><a href="#{_e(case.name)}">{_e(case.name)}</a></h3>'
         f"<div>{tags}</div>{description}<table>{rows}</table>{extra}"
         f"<pre><code>{_e(case.source())}</code></pre>"
-        f"<p class=muted>Declared at <code>{_e(case.location())}</code></p></section>"
+        f"<p class=muted>Declared at <code>{_e(case.location())}</code>; check it against your torch with "
+        f"<code>pytest --pyargs exportdb -k test_{_e(case.name)}</code></p></section>"
     )
 
 

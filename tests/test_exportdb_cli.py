@@ -92,3 +92,26 @@ def test_docs_command_writes_index(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out" / "index.html").is_file()
     assert "wrote" in proc.stdout
+
+
+def test_docs_pages_are_balanced_html(docs: Path) -> None:
+    from html.parser import HTMLParser
+
+    class Balance(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stack: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list) -> None:
+            if tag in ("section", "pre", "code", "table", "tr", "p", "ul", "details", "h1", "h2", "h3"):
+                self.stack.append(tag)
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in ("section", "pre", "code", "table", "tr", "p", "ul", "details", "h1", "h2", "h3"):
+                assert self.stack and self.stack[-1] == tag, (tag, self.stack[-3:])
+                self.stack.pop()
+
+    for page in docs.glob("*.html"):
+        parser = Balance()
+        parser.feed(page.read_text())
+        assert parser.stack == [], (page.name, parser.stack)

@@ -46,6 +46,14 @@ def test_every_torch_exportdb_tag_is_covered(tag: str) -> None:
     assert registry.by_tag(tag), f"no case tagged {tag}"
 
 
+def test_taxonomy_contains_torchs_own_exportdb_tags() -> None:
+    from torch._export.db.case import _TAGS
+
+    torch_tags = {f"{group}.{tag}" for group, tags in _TAGS.items() for tag in tags}
+    assert torch_tags <= set(TAGS)
+    assert torch_tags <= set(TORCH_TAGS)
+
+
 @pytest.mark.parametrize("name", PAIN_POINTS)
 def test_pain_points_have_cases(name: str) -> None:
     assert get(name).name == name
