@@ -10,8 +10,8 @@ from exportdb.registry import Fails, case
     tags=("data-dependent", "torch.dynamic-value"),
     description="""
     `k = n.item()` then `x[:k]` and `torch.ones(k)`: sizes read from a tensor become
-    unbacked symbols. torch 2.14 traces slicing and factory calls with them without
-    guards (it clamps the slice and asserts k >= 0 at run time), so this exports.
+    unbacked symbols. torch 2.14 traces slicing and factory calls with them without a
+    guard it cannot decide (facts it needs become runtime asserts), so this exports.
     """,
 )
 def _():
@@ -160,8 +160,8 @@ def _():
     tags=("data-dependent", "torch.dynamic-value", "python.data-structure"),
     description="""
     tolist() turns a tensor into Python ints whose values are unknown at trace time.
-    Slicing with them exports in torch 2.14 (slices with unbacked bounds are clamped at run
-    time); branching on them would not. Tensor indices (index_select) avoid the question.
+    Slicing with them exports in torch 2.14 (slicing handles unbacked bounds without a
+    guard); branching on them would not. Tensor indices (index_select) avoid the question.
     """,
 )
 def _():
