@@ -8,6 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from torch.export import Dim  # noqa: E402
+
 import exportcore  # noqa: E402
 
 FAST = {"examples": 0, "checks": ("numerics",)}
@@ -155,6 +157,35 @@ def test_hang_becomes_timeout_naming_its_stage_and_the_next_case_runs(model, mod
     assert torch._C._len_torch_function_stack() == 0
     assert torch._C._len_torch_dispatch_stack() == 0
     assert exportcore.check(torch.nn.Linear(2, 2), (torch.ones(1, 2),), mode=mode, **FAST).status == "passed"
+
+
+@torch.library.custom_op("pytest_export_tests::hangs_when_big", mutates_args=())
+def hangs_when_big(x: torch.Tensor) -> torch.Tensor:
+    while x.shape[0] > 4:
+        pass
+    return x.clone()
+
+
+@hangs_when_big.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+class HangsOnDrawnShapes(torch.nn.Module):
+    """Fine on its example (2 rows), hangs on the larger shapes hypothesis draws."""
+
+    def forward(self, x):
+        return hangs_when_big(x) + 1
+
+
+def test_hang_on_a_drawn_shape_times_out_in_the_run_stage():
+    outcome = exportcore.check(
+        HangsOnDrawnShapes(), (torch.ones(2, 3),), dynamic_shapes={"x": {0: Dim("b", min=2, max=16)}},
+        mode="non_strict", timeout=1.5, examples=5, checks=("numerics", "accept"),
+    )
+    assert outcome.status == "timeout"
+    assert outcome.failure.stage == "run"
+    assert exportcore.check(torch.nn.Linear(3, 3), (torch.ones(2, 3),), examples=2).status == "passed"
 
 
 def test_timeout_leaves_no_alarm_armed_and_restores_the_callers_handler():
