@@ -23,6 +23,7 @@ def _op(qualname: str, fake: object = None, mutates: tuple = ()) -> object:
     return op
 
 
+#: Ops (and Library objects) defined in this process, by qualified name.
 _DEFINED: dict[str, object] = {}
 
 
@@ -114,7 +115,7 @@ def _():
     import torch
 
     qualname = "exportdb::accumulate"
-    if qualname not in _MUTATING:
+    if qualname not in _DEFINED:
 
         schema = "(Tensor(a!) acc, Tensor x) -> ()"
 
@@ -126,8 +127,8 @@ def _():
         def _(acc, x):
             return None
 
-        _MUTATING[qualname] = accumulate
-    accumulate = _MUTATING[qualname]
+        _DEFINED[qualname] = accumulate
+    accumulate = _DEFINED[qualname]
 
     class M(torch.nn.Module):
         def __init__(self):
@@ -140,8 +141,6 @@ def _():
 
     return M(), (torch.randn(3, 4),)
 
-
-_MUTATING: dict[str, object] = {}
 
 
 @case(
@@ -156,7 +155,7 @@ def _():
     import torch
 
     qualname = "exportdb::keep_positive"
-    if qualname not in _MUTATING:
+    if qualname not in _DEFINED:
 
         @torch.library.custom_op(qualname, mutates_args=(), schema="(Tensor x) -> Tensor")
         def keep_positive(x):
@@ -167,8 +166,8 @@ def _():
             n = torch.library.get_ctx().new_dynamic_size()
             return x.new_empty(n)
 
-        _MUTATING[qualname] = keep_positive
-    keep_positive = _MUTATING[qualname]
+        _DEFINED[qualname] = keep_positive
+    keep_positive = _DEFINED[qualname]
 
     class M(torch.nn.Module):
         def forward(self, x):
@@ -190,11 +189,11 @@ def _():
 def _():
     import torch
 
-    if "lib" not in _LIBS:
+    if "lib" not in _DEFINED:
         lib = torch.library.Library("exportdb_lowlevel", "FRAGMENT")
         lib.define("triple(Tensor x) -> Tensor")
         lib.impl("triple", lambda x: x * 3, "CPU")
-        _LIBS["lib"] = lib  # keep a reference: dropping the Library unregisters the op
+        _DEFINED["lib"] = lib  # keep a reference: dropping the Library unregisters the op
 
     class M(torch.nn.Module):
         def forward(self, x):
@@ -202,5 +201,3 @@ def _():
 
     return M(), (torch.randn(3),)
 
-
-_LIBS: dict[str, object] = {}
