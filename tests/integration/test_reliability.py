@@ -221,3 +221,27 @@ def test_each_xdist_worker_has_its_own_compile_cache_dir(pytester):
     dirs = {p.stem: p.read_text() for p in pytester.path.glob("gw*.txt")}
     assert sorted(dirs) == ["gw0", "gw1"]
     assert all(path.endswith(f"/{worker}") for worker, path in dirs.items()), dirs
+
+
+@pytest.mark.xfail(strict=True, reason="helper C/E: a serial session killed mid-run writes no report at all; with "
+                   "-n 1 or more xdist recovers (see .briefs/G_findings.md)")
+def test_serial_session_killed_mid_run_still_leaves_the_finished_results(project, canned):
+    canned({})
+    project.makepyfile(test_die="""
+        import os
+        import pytest
+        from exportcore import Case
+
+        @pytest.mark.exportable(modes=["non_strict"])
+        def test_canned_a_first():
+            return Case(model=lambda x: x, args=(1,))
+
+        @pytest.mark.exportable(modes=["non_strict"])
+        def test_canned_b_dies():
+            os._exit(3)  # what a segfault or the OOM killer does to a serial run
+    """)
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--export-report=r.json")
+    assert result.ret == 3
+    report = _load(project.path / "r.json")
+    assert report["complete"] is False
+    assert _verdicts(report)["test_canned_a_first[non_strict]"] == ("passed", None)
