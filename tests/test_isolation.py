@@ -271,3 +271,16 @@ def test_torch_writes_its_compile_cache_where_the_worker_dir_points(tmp_path, mo
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
     use_worker_cache_dirs("gw3")
     assert cache_dir() == str(tmp_path / "gw3")
+
+
+class Quits(torch.nn.Module):
+    def forward(self, x):
+        raise SystemExit("model gave up")
+
+
+@pytest.mark.xfail(strict=True, reason="lead: SystemExit from a model escapes check() (the stages catch Exception); "
+                   "the plugin then says 'raised before returning a case' (see .briefs/G_findings.md)")
+def test_a_model_that_calls_sys_exit_is_an_eager_error_not_an_escape():
+    outcome = exportcore.check(Quits(), (torch.ones(2),), **FAST)
+    assert (outcome.status, outcome.failure.stage) == ("error", "eager")
+    assert "model gave up" in outcome.failure.message
