@@ -203,7 +203,9 @@ def _():
     tags=("torch.escape-hatch", "data-dependent"),
     description="""
     torch._check_is_size(k) marks an item() value as a size (k >= 0) before it is used to
-    build a tensor; the check becomes a runtime assert in the exported program.
+    build a tensor; the check becomes a runtime assert in the exported program. It still
+    exports in torch 2.14 but warns that it will be removed (FutureWarning): write
+    torch._check(k >= 0) instead, as item_with_torch_check does.
     """,
 )
 def _():
