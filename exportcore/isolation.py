@@ -26,6 +26,11 @@ class GlobalState:
     grad_enabled: bool = True
     deterministic: bool = False
     deterministic_warn_only: bool = False
+    default_device: Any = None
+    anomaly: tuple[bool, bool] = (False, True)  # (enabled, check_nan)
+    matmul_precision: str = "highest"
+    num_threads: int = 0
+    configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # config module -> its settings
 
     @classmethod
     def capture(cls) -> GlobalState:
@@ -43,6 +48,11 @@ class GlobalState:
             grad_enabled=torch.is_grad_enabled(),
             deterministic=torch.are_deterministic_algorithms_enabled(),
             deterministic_warn_only=torch.is_deterministic_algorithms_warn_only_enabled(),
+            default_device=torch.get_default_device(),
+            anomaly=(torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()),
+            matmul_precision=torch.get_float32_matmul_precision(),
+            num_threads=torch.get_num_threads(),
+            configs={name: module.get_config_copy() for name, module in _config_modules()},
         )
 
     def restore(self) -> None:
@@ -56,6 +66,39 @@ class GlobalState:
         torch.set_default_dtype(self.default_dtype)
         torch.set_grad_enabled(self.grad_enabled)
         torch.use_deterministic_algorithms(self.deterministic, warn_only=self.deterministic_warn_only)
+        # Each of these, left changed by one case, breaks or slows every later one (a "meta"
+        # default device makes every tensor a meta tensor); set only what changed.
+        if torch.get_default_device() != self.default_device:
+            torch.set_default_device(None if self.default_device == torch.device("cpu") else self.default_device)
+        if (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()) != self.anomaly:
+            torch.set_anomaly_enabled(*self.anomaly)
+        if torch.get_float32_matmul_precision() != self.matmul_precision:
+            torch.set_float32_matmul_precision(self.matmul_precision)
+        if torch.get_num_threads() != self.num_threads:
+            torch.set_num_threads(self.num_threads)
+        for name, module in _config_modules():
+            saved = self.configs.get(name) or {}
+            now = module.get_config_copy()
+            # Key by key: load_config() would also set deprecated keys, each warning.
+            for key, value in saved.items():
+                if key in now and now[key] != value:
+                    setattr(module, key, value)
+
+
+def _config_modules() -> list[tuple[str, Any]]:
+    """Return the torch config modules export reads (dynamo, functorch, symbolic shapes, export)."""
+    import importlib
+
+    out = []
+    for name in ("torch._dynamo.config", "torch._functorch.config", "torch.fx.experimental._config",
+                 "torch._export.config"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:  # pragma: no cover - a torch without one of them
+            continue
+        if hasattr(module, "get_config_copy"):
+            out.append((name, module))
+    return out
 
 
 @dataclass

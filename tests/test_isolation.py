@@ -32,6 +32,12 @@ class Vandal(torch.nn.Module):
         torch.set_default_dtype(torch.float64)
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.set_grad_enabled(False)
+        if not torch.compiler.is_exporting():  # settings export itself would choke on
+            torch.set_default_device("meta")
+            torch.autograd.set_detect_anomaly(True)
+            torch.set_float32_matmul_precision("medium")
+            torch.set_num_threads(1)
+            torch._dynamo.config.capture_scalar_outputs = not torch._dynamo.config.capture_scalar_outputs
         self.calls += 1
         with torch.no_grad():
             self.lin.weight.mul_(3.0)
@@ -63,6 +69,11 @@ def _globals() -> tuple:
         torch.is_grad_enabled(),
         torch.are_deterministic_algorithms_enabled(),
         torch.is_deterministic_algorithms_warn_only_enabled(),
+        torch.get_default_device(),
+        torch.is_anomaly_enabled(),
+        torch.get_float32_matmul_precision(),
+        torch.get_num_threads(),
+        torch._dynamo.config.capture_scalar_outputs,
     )
 
 
