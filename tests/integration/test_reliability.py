@@ -44,6 +44,9 @@ TESTS = """
             random.seed(99)
             torch.set_default_dtype(torch.float64)
             torch.use_deterministic_algorithms(True, warn_only=True)
+            if not torch.compiler.is_exporting() and not self.training:  # training needs real tensors itself
+                torch.set_default_device("meta")
+                torch._dynamo.config.capture_scalar_outputs = True
             with torch.no_grad():
                 self.lin.weight.mul_(3.0)
                 self.steps.add_(1.0)
@@ -87,6 +90,8 @@ TESTS = """
         assert torch.get_default_dtype() == torch.float32
         assert not torch.are_deterministic_algorithms_enabled()
         assert torch.is_grad_enabled()
+        assert torch.get_default_device() == torch.device("cpu")
+        assert not torch._dynamo.config.capture_scalar_outputs
         assert not SHARED.training and SHARED.lin.weight.grad is None
         for name, value in SHARED.state_dict().items():
             assert torch.equal(value, SAVED[name]), name
