@@ -77,10 +77,11 @@ def deadline(seconds: float | None) -> Iterator[None]:
         signal.setitimer(signal.ITIMER_REAL, _RERAISE_S)
         raise CaseTimeout(f"case exceeded its time limit of {limit:g} s")
 
-    # An outer timer (pytest-timeout's signal method) keeps its deadline: ours never outlives it,
-    # and it gets back what is left of it afterwards (firing at once if it is due).
+    # An outer timer (pytest-timeout's signal method) keeps its deadline: ours fires first, with a
+    # tenth of what is left of it to spare for recording the timeout, and it gets the rest back
+    # afterwards (firing at once if it is due).
     outer_left, outer_interval = signal.getitimer(signal.ITIMER_REAL)
-    limit = float(seconds) if outer_left <= 0 else min(float(seconds), outer_left)  # type: ignore[arg-type]
+    limit = float(seconds) if outer_left <= 0 else min(float(seconds), outer_left * _OUTER_SHARE)  # type: ignore[arg-type]
     previous = signal.signal(signal.SIGALRM, _expire)
     signal.setitimer(signal.ITIMER_REAL, limit)
     try:
@@ -98,6 +99,8 @@ _IMPORT_GRACE_S = 60.0
 _RETRY_S = 0.05
 #: When a raised timeout fires again if it was swallowed (unwinding normally takes far less).
 _RERAISE_S = 0.5
+#: The share of an outer timer's remaining time a case may use (the rest is for recording its timeout).
+_OUTER_SHARE = 0.9
 
 
 def _must_wait(frame: Any) -> bool:
