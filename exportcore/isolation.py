@@ -119,6 +119,7 @@ class ModelState:
         state = cls()
         if not isinstance(model, torch.nn.Module):
             return state
+        _refuse_lazy(model)
         for name, mod in model.named_modules(remove_duplicate=False):
             state.training[name] = mod.training
             state.attrs[name] = {
@@ -170,6 +171,20 @@ class ModelState:
                 tensor.requires_grad_(self.requires_grad[name])
                 grad = self.grads.get(name)
                 tensor.grad = None if grad is None else grad.clone()
+
+
+def _refuse_lazy(model: Any) -> None:
+    """Raise ValueError naming the first uninitialized lazy parameter/buffer (LazyLinear, ...)."""
+    from torch.nn.parameter import is_lazy
+
+    for kind, named in (("parameter", model.named_parameters), ("buffer", model.named_buffers)):
+        for name, tensor in named(remove_duplicate=False):
+            if tensor is not None and is_lazy(tensor):
+                owner = model.get_submodule(name.rpartition(".")[0])
+                raise ValueError(
+                    f"model: {kind} {name!r} of {type(owner).__name__} is not initialized yet (a lazy module); "
+                    "call the model once on an example input before exporting it"
+                )
 
 
 def reset_compile_caches() -> None:

@@ -297,3 +297,12 @@ def test_a_model_that_calls_sys_exit_is_an_eager_error_not_an_escape():
     outcome = exportcore.check(Quits(), (torch.ones(2),), **FAST)
     assert (outcome.status, outcome.failure.stage) == ("error", "eager")
     assert "model gave up" in outcome.failure.message
+
+
+def test_an_uninitialized_lazy_module_is_a_clear_value_error_and_stays_untouched():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.LazyLinear(3))
+    with pytest.raises(ValueError, match=r"parameter '1.weight' of LazyLinear is not initialized yet"):
+        exportcore.check(model, (torch.randn(2, 4),), **FAST)
+    assert isinstance(model[1], torch.nn.LazyLinear)
+    model(torch.randn(2, 4))  # the documented remedy
+    assert exportcore.check(model, (torch.randn(2, 4),), **FAST).status == "passed"

@@ -24,6 +24,8 @@ CASES = {
                     "error", "eager", "mat1 and mat2 shapes cannot be multiplied"),
     "args_not_forward": ("", "(Lin(), (torch.randn(2, 4), torch.randn(2)))",
                          "error", "input", "args/kwargs do not match the model's forward signature"),
+    "lazy_module": ("", "(torch.nn.LazyLinear(3), (torch.randn(2, 4),))",
+                    "error", "input", "model: parameter 'weight' of LazyLinear is not initialized yet"),
     "returns_none": ("", "None", "error", "input", "returned None (did you forget `return`?)"),
     "kwargs_not_dict": ("", "(Lin(), (torch.randn(2, 4),), [1])",
                         "error", "input", "kwargs (item 2 of the returned tuple) must be a dict, got list"),
