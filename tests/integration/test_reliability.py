@@ -251,3 +251,22 @@ def test_serial_session_killed_mid_run_still_leaves_the_finished_results(project
     report = _load(project.path / "r.json")
     assert report["complete"] is False
     assert _verdicts(report)["test_canned_a_first[non_strict]"] == ("passed", None)
+
+
+def test_export_check_fixture_returns_a_timeout_and_the_test_goes_on(project, records):
+    project.makepyfile(test_fix="""
+        import torch
+
+        class Hang(torch.nn.Module):
+            def forward(self, x):
+                while True:
+                    x = x + 0
+
+        def test_hang_then_fine(export_check):
+            hung = export_check(Hang(), (torch.ones(2),), examples=0, checks=["numerics"])
+            assert (hung.status, hung.failure.stage) == ("timeout", "eager")
+            fine = export_check(torch.nn.Linear(2, 2), (torch.ones(1, 2),), examples=0, checks=["numerics"])
+            assert fine.status == "passed"
+    """)
+    project.runpytest("-p", "no:cacheprovider", "--export-timeout=0.5").assert_outcomes(passed=1)
+    assert [r["verdict"] for r in records()["records"]] == ["timeout", "passed"]
