@@ -191,3 +191,29 @@ def test_bad_timeout_is_a_usage_error_naming_the_option(pytester, args, ini, mes
     result = pytester.runpytest("-p", "no:cacheprovider", *args)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in result.stderr.str()
+
+
+def test_any_marker_arguments_are_accepted_or_refused_with_a_marker_error():
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from pytest_export.marker import ARGUMENTS, MarkerError, parse_marker
+
+    junk = st.recursive(
+        st.none() | st.booleans() | st.integers(-3, 5) | st.floats() | st.text(max_size=8)
+        | st.sampled_from(["strict", "non_strict", "training", "numerics", "accept", "reason"]),
+        lambda c: st.lists(c, max_size=3) | st.lists(c, max_size=3).map(tuple) | st.frozensets(st.text(max_size=3), max_size=2)
+        | st.dictionaries(st.text(max_size=10) | st.sampled_from(["strict", "reason", "category"]), c, max_size=3),
+        max_leaves=8,
+    )
+    names = st.sampled_from(ARGUMENTS) | st.text(max_size=8)
+
+    @settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    @given(st.lists(junk, max_size=1).map(tuple), st.dictionaries(names, junk, max_size=4))
+    def check(args, kwargs):
+        try:
+            parse_marker(args, kwargs, ("strict", "non_strict", "training"))
+        except MarkerError as exc:
+            assert str(exc)
+
+    check()
