@@ -53,7 +53,7 @@ def deadline(seconds: float | None) -> Iterator[None]:
     """
     usable = (
         seconds is not None
-        and seconds > 0
+        and 0 < seconds < _NO_LIMIT_S  # also False for NaN; inf and ~30 years overflow setitimer
         and hasattr(signal, "SIGALRM")
         and threading.current_thread() is threading.main_thread()
     )
@@ -99,6 +99,8 @@ _IMPORT_GRACE_S = 60.0
 _RETRY_S = 0.05
 #: When a raised timeout fires again if it was swallowed (unwinding normally takes far less).
 _RERAISE_S = 0.5
+#: Limits from here on mean "no limit" (setitimer overflows a C time_t near 1e10 s on some platforms).
+_NO_LIMIT_S = 1e8
 #: The share of an outer timer's remaining time a case may use (the rest is for recording its timeout).
 _OUTER_SHARE = 0.9
 

@@ -306,3 +306,9 @@ def test_an_uninitialized_lazy_module_is_a_clear_value_error_and_stays_untouched
     assert isinstance(model[1], torch.nn.LazyLinear)
     model(torch.randn(2, 4))  # the documented remedy
     assert exportcore.check(model, (torch.randn(2, 4),), **FAST).status == "passed"
+
+
+@pytest.mark.parametrize("limit", [float("inf"), 1e12, float("nan")])
+def test_an_endless_or_absurd_limit_means_no_limit_not_an_error(limit):
+    outcome = exportcore.check(torch.nn.Linear(2, 2), (torch.ones(1, 2),), timeout=limit, **FAST)
+    assert outcome.status == "passed", outcome.failure
