@@ -81,7 +81,9 @@ def deadline(seconds: float | None) -> Iterator[None]:
     # tenth of what is left of it to spare for recording the timeout, and it gets the rest back
     # afterwards (firing at once if it is due).
     outer_left, outer_interval = signal.getitimer(signal.ITIMER_REAL)
-    limit = float(seconds) if outer_left <= 0 else min(float(seconds), outer_left * _OUTER_SHARE)  # type: ignore[arg-type]
+    limit = float(seconds)  # type: ignore[arg-type]
+    if outer_left > 0:
+        limit = min(limit, outer_left * _OUTER_SHARE)
     previous = signal.signal(signal.SIGALRM, _expire)
     signal.setitimer(signal.ITIMER_REAL, limit)
     try:

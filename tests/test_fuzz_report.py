@@ -139,7 +139,8 @@ def test_wrong_container_types_are_rejected_by_the_loader(path, value):
     (("gate",), {"failed": 1}, "bad.json: gate.failed must be bool, got int"),
     (("gate",), {"regressions": [1]}, "bad.json: gate.regressions[0] must be an object, got int"),
     (("gate",), {"new": [{"case": "c"}]}, "bad.json: gate.new[0].mode must be str, got NoneType"),
-    (("gate",), {"vanished": [{"case": "c", "mode": "m", "why": {}}]}, "bad.json: gate.vanished[0].why must be str or null"),
+    (("gate",), {"vanished": [{"case": "c", "mode": "m", "why": {}}]},
+     "bad.json: gate.vanished[0].why must be str or null"),
 ])
 def test_wrong_scope_or_gate_field_is_a_report_error_naming_it(path, value, message):
     with pytest.raises(ReportError) as exc:

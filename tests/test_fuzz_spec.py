@@ -46,8 +46,9 @@ MODELS = st.sampled_from([f1, f2, f3, Module(), None, len, 5])
 
 TENSORS = st.lists(st.integers(0, 9), max_size=3).map(lambda shape: torch.zeros(shape))
 LEAVES = TENSORS | st.integers(-2, 5) | st.none() | st.text(max_size=2)
-INPUTS = st.recursive(LEAVES, lambda c: st.lists(c, max_size=2) | st.dictionaries(st.sampled_from("xyz"), c, max_size=2),
-                      max_leaves=4)
+INPUTS = st.recursive(
+    LEAVES, lambda c: st.lists(c, max_size=2) | st.dictionaries(st.sampled_from("xyz"), c, max_size=2), max_leaves=4
+)
 ARGS = st.lists(INPUTS, max_size=3).map(tuple)
 KWARGS = st.none() | st.dictionaries(st.sampled_from(["y", "z", "extra"]), INPUTS, max_size=2)
 

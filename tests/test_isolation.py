@@ -269,7 +269,10 @@ def test_each_worker_gets_its_own_compile_cache_dir(tmp_path):
     assert use_worker_cache_dirs("gw0", env) == {"TORCHINDUCTOR_CACHE_DIR": f"{default_inductor_cache_dir()}/gw0"}
     other = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "ind"), "TRITON_CACHE_DIR": str(tmp_path / "tri")}
     use_worker_cache_dirs("gw1", other)
-    assert other == {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "ind" / "gw1"), "TRITON_CACHE_DIR": str(tmp_path / "tri" / "gw1")}
+    assert other == {
+        "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "ind" / "gw1"),
+        "TRITON_CACHE_DIR": str(tmp_path / "tri" / "gw1"),
+    }
     use_worker_cache_dirs("gw1", other)  # idempotent
     assert other["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "ind" / "gw1")
     with pytest.raises(ValueError, match="worker"):

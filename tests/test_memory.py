@@ -63,7 +63,8 @@ class Hang(torch.nn.Module):
 
 
 CASES = {
-    "passed": (lambda: torch.nn.Linear(4, 4), {"dynamic_shapes": {"input": {0: Dim("b", min=2, max=16)}}, "examples": 2}),
+    "passed": (lambda: torch.nn.Linear(4, 4),
+               {"dynamic_shapes": {"input": {0: Dim("b", min=2, max=16)}}, "examples": 2}),
     "failed": (Branchy, {"examples": 0}),
     "error": (Broken, {"examples": 0}),
     "timeout": (Hang, {"examples": 0, "timeout": 0.3}),

@@ -10,16 +10,16 @@ import pytest
 
 # name -> (marker arguments, what the test returns, verdict, stage, message fragment naming the field)
 CASES = {
-    "shapes_wrong_name": ('dynamic_shapes={"y": {0: Dim("b")}}', "lin_case()",
-                          "error", "input", "dynamic_shapes: top-level keys ['y'] must be the forward's argument names"),
+    "shapes_wrong_name": ('dynamic_shapes={"y": {0: Dim("b")}}', "lin_case()", "error", "input",
+                          "dynamic_shapes: top-level keys ['y'] must be the forward's argument names"),
     "shapes_wrong_axis": ('dynamic_shapes={"x": {3: Dim("b")}}', "lin_case()",
                           "error", "input", "dynamic_shapes['x']: axis 3 is not an axis of args[0] (rank 2)"),
     "shapes_too_many": ('dynamic_shapes=({0: Dim("b")}, {0: Dim("c")})', "lin_case()",
                         "error", "input", "dynamic_shapes: has 2 entries but the inputs have 1"),
     "shapes_static_mismatch": ('dynamic_shapes={"x": {1: 5}}', "lin_case()",
                                "error", "input", "dynamic_shapes['x'][1]: static size 5 does not match"),
-    "shapes_unsatisfiable": ('dynamic_shapes={"x": {0: D, 1: D - 20}}', "(Lin(), (torch.randn(4, 4),))",
-                             "error", "input", "dynamic_shapes: unsatisfiable: dim 'd' declared [2, 10] has no valid size"),
+    "shapes_unsatisfiable": ('dynamic_shapes={"x": {0: D, 1: D - 20}}', "(Lin(), (torch.randn(4, 4),))", "error",
+                             "input", "dynamic_shapes: unsatisfiable: dim 'd' declared [2, 10] has no valid size"),
     "eager_fails": ("", "(Broken(), (torch.randn(2, 4),))",
                     "error", "eager", "mat1 and mat2 shapes cannot be multiplied"),
     "args_not_forward": ("", "(Lin(), (torch.randn(2, 4), torch.randn(2)))",
@@ -202,7 +202,8 @@ def test_any_marker_arguments_are_accepted_or_refused_with_a_marker_error():
     junk = st.recursive(
         st.none() | st.booleans() | st.integers(-3, 5) | st.floats() | st.text(max_size=8)
         | st.sampled_from(["strict", "non_strict", "training", "numerics", "accept", "reason"]),
-        lambda c: st.lists(c, max_size=3) | st.lists(c, max_size=3).map(tuple) | st.frozensets(st.text(max_size=3), max_size=2)
+        lambda c: st.lists(c, max_size=3) | st.lists(c, max_size=3).map(tuple)
+        | st.frozensets(st.text(max_size=3), max_size=2)
         | st.dictionaries(st.text(max_size=10) | st.sampled_from(["strict", "reason", "category"]), c, max_size=3),
         max_leaves=8,
     )

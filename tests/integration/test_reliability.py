@@ -167,7 +167,9 @@ def test_serial_hangs_time_out_state_does_not_leak_and_two_runs_report_the_same(
     assert (timeout["category"], timeout["exc_type"]) == ("timeout", "CaseTimeout")
     assert "time limit of 1.5 s" in timeout["message"]
     assert (project.path / "r1.html").stat().st_size > 0
-    result.stdout.fnmatch_lines(["*test_b_hangs_in_eager[[]non_strict[]]*", "export timed out in non_strict: stage eager*"])
+    result.stdout.fnmatch_lines(
+        ["*test_b_hangs_in_eager[[]non_strict[]]*", "export timed out in non_strict: stage eager*"]
+    )
 
     project.runpytest(*[a.replace("r1.", "r2.") for a in args]).assert_outcomes(passed=10, failed=3, skipped=1)
     assert _without_timings(_load(project.path / "r2.json")) == _without_timings(report)
