@@ -315,3 +315,20 @@ def test_an_uninitialized_lazy_module_is_a_clear_value_error_and_stays_untouched
 def test_an_endless_or_absurd_limit_means_no_limit_not_an_error(limit):
     outcome = exportcore.check(torch.nn.Linear(2, 2), (torch.ones(1, 2),), timeout=limit, **FAST)
     assert outcome.status == "passed", outcome.failure
+
+
+class MutatesInputs(torch.nn.Module):
+    def forward(self, x, extra):
+        x.add_(1)
+        extra["y"].mul_(2)
+        return x * 2 + extra["y"]
+
+
+@pytest.mark.parametrize("mode", ["non_strict", "strict", "training"])
+def test_the_users_example_inputs_are_never_mutated(mode):
+    x, y = torch.ones(3, 2), torch.ones(3, 2)
+    b = Dim("b", min=2, max=8)
+    outcome = exportcore.check(MutatesInputs(), (x, {"y": y}), dynamic_shapes=({0: b}, {"y": {0: b}}),
+                               mode=mode, examples=2)
+    assert outcome.status == "passed", outcome.failure
+    assert torch.equal(x, torch.ones(3, 2)) and torch.equal(y, torch.ones(3, 2))
