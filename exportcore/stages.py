@@ -99,8 +99,9 @@ def deadline(seconds: float | None) -> Iterator[None]:
 #: How long past the limit a timeout may wait for an import to finish, and how often it looks again.
 _IMPORT_GRACE_S = 60.0
 _RETRY_S = 0.05
-#: When a raised timeout fires again if it was swallowed (unwinding normally takes far less).
-_RERAISE_S = 0.5
+#: When a raised timeout fires again if it was swallowed. A backstop only (gc callbacks are waited
+#: out above); long enough that it never cuts into torch's cleanup while the first one unwinds.
+_RERAISE_S = 2.0
 #: Limits from here on mean "no limit" (setitimer overflows a C time_t near 1e10 s on some platforms).
 _NO_LIMIT_S = 1e8
 #: The share of an outer timer's remaining time a case may use (the rest is for recording its timeout).
