@@ -13,13 +13,13 @@ import subprocess
 import sys
 import time
 
-from measure import ROOT, machine
+from measure import ROOT, bench_env, machine
 
 
 def run(cmd: list[str]) -> tuple[float, str]:
     """Run a pytest command; return its wall seconds and its last summary line."""
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False, env=bench_env())
     elapsed = time.perf_counter() - start
     lines = [ln for ln in proc.stdout.splitlines() if re.search(r"\d+ (passed|failed|xfailed|error)", ln)]
     if proc.returncode not in (0, 1) or not lines:
@@ -35,6 +35,7 @@ def main() -> int:
     opts = parser.parse_args()
     print(f"machine: {machine()}")
     base = [sys.executable, "-m", "pytest", "exportdb/", "-q", "-p", "no:cacheprovider", *opts.extra]
+    run(base + ["-k", "if_on_static_shape"])  # warm-up: fills the bytecode cache
     serial, serial_summary = run(base)
     parallel, parallel_summary = run(base + ["-n", str(opts.workers)])
     print(f"serial:        {serial:7.1f}s  ({serial_summary})")
