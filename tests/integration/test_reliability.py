@@ -272,3 +272,68 @@ def test_export_check_fixture_returns_a_timeout_and_the_test_goes_on(project, re
     """)
     project.runpytest("-p", "no:cacheprovider", "--export-timeout=0.5").assert_outcomes(passed=1)
     assert [r["verdict"] for r in records()["records"]] == ["timeout", "passed"]
+
+
+# A stand-in for pytest-timeout's signal method (not installed here): same plugin name, option and
+# marker, and like it, one ITIMER_REAL timer around each test whose handler fails the test.
+FAKE_PYTEST_TIMEOUT = '''
+import signal
+import pytest
+
+class _Timeout:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item):
+        seconds = float(item.config.getoption("timeout") or 0)
+        def fail(signum, frame):
+            pytest.fail(f"Timeout >{seconds}s", pytrace=False)
+        previous = signal.signal(signal.SIGALRM, fail)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+def pytest_addoption(parser):
+    parser.addoption("--timeout", default=None)
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "timeout(seconds): per-test limit")
+    config.pluginmanager.register(_Timeout(), "timeout")
+'''
+
+
+@pytest.mark.parametrize("export_timeout", [[], ["--export-timeout=30"]], ids=["share", "both"])
+def test_under_pytest_timeouts_signal_method_the_case_is_recorded_as_timeout_first(project, records, export_timeout):
+    from conftest import RECORDER
+
+    from exportcore.stages import warm_up
+
+    # Once per process, before any limit; a real pytest-timeout limit (minutes) absorbs it.
+    warm_up()
+    project.makeconftest(RECORDER + FAKE_PYTEST_TIMEOUT)
+    project.makepyfile(test_pt="""
+        import pytest
+        import torch
+        from models import lin_case
+
+        class Hang(torch.nn.Module):
+            def forward(self, x):
+                while True:
+                    x = x + 0
+
+        @pytest.mark.exportable(modes=["non_strict"], checks=["numerics"], examples=0)
+        def test_hangs():
+            return Hang(), (torch.ones(2),)
+
+        @pytest.mark.exportable(modes=["non_strict"], checks=["numerics"], examples=0)
+        def test_fine_after():
+            return lin_case()
+    """)
+    result = project.runpytest("-p", "no:cacheprovider", "--timeout=2", *export_timeout)
+    result.assert_outcomes(failed=1, passed=1)
+    (hung, fine) = sorted(records()["records"], key=lambda r: r["test"], reverse=True)
+    # pytest-export's share of the limit ran out first: the stage is known, pytest-timeout never fired.
+    assert (hung["verdict"], hung["outcome"]["failure"]["stage"]) == ("timeout", "eager")
+    assert "Timeout >2" not in result.stdout.str()
+    assert fine["verdict"] == "passed"
