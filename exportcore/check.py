@@ -78,6 +78,10 @@ def check(
     import torch
 
     mode_obj = _validate(model, args, kwargs, mode, checks, examples, rtol, atol)
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
+    ):
+        raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
     kwargs = dict(kwargs or {})
     case_id = case_id or _default_case_id(model)
     model = _as_module(model)
@@ -103,6 +107,14 @@ def check(
                 _pipeline(run)
         except CheckFailed:
             pass
+        except SystemExit as exc:
+            # A model calling sys.exit() must not end the whole session: it is a broken case.
+            from exportcore.classify import classify
+
+            stage = run.clock.current
+            outcome.status = "error" if stage == "eager" else "failed"
+            outcome.failure = classify(exc, stage if stage != "input" else "eager")
+            outcome.failure.message = f"the model called sys.exit({exc.code!r}) in stage {stage!r}"
         except CaseTimeout as exc:
             outcome.status = "timeout"
             outcome.failure = Failure(

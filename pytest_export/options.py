@@ -89,8 +89,8 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
     checks = _names(config, "export_checks", CHECKS, "check")
     examples = _number(config, "export_examples", int)
     timeout = _number(config, "export_timeout", float)
-    if timeout is not None and timeout <= 0:
-        raise pytest.UsageError(f"--export-timeout must be positive, got {timeout}")
+    if timeout is not None and not timeout > 0:  # also refuses nan
+        raise pytest.UsageError(f"--export-timeout must be a positive number of seconds, got {timeout}")
     findings = _raw(config, "export_findings") or "warning"
     if findings not in FINDINGS:
         raise pytest.UsageError(f"export_findings must be one of {', '.join(FINDINGS)}, got {findings!r}")

@@ -61,6 +61,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RECORDS] = []
     config.stash[SELECTED] = set()
     if is_worker(config):
+        from exportcore.caches import use_worker_cache_dirs
+
+        # Workers must not race on one compile cache (torch writes one for compiling modes).
+        use_worker_cache_dirs(config.workerinput["workerid"])  # type: ignore[attr-defined]
         return
     config.pluginmanager.register(Controller(config), "export-controller")
     if config.pluginmanager.hasplugin("xdist"):

@@ -209,8 +209,6 @@ def test_xdist_a_hang_and_a_killed_worker_leave_a_complete_report_and_two_runs_a
     assert normalized[0] == normalized[1]
 
 
-@pytest.mark.xfail(strict=True, reason="helper E: the plugin does not yet call exportcore.caches.use_worker_cache_dirs "
-                   "in a worker's pytest_configure (see .briefs/G_findings.md)")
 def test_each_xdist_worker_has_its_own_compile_cache_dir(pytester):
     pytest.importorskip("xdist")
     pytester.makepyfile(test_env="""
