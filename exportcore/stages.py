@@ -63,8 +63,13 @@ def deadline(seconds: float | None) -> Iterator[None]:
 
     warm_up()
     started = time.monotonic()
+    finished = [False]
 
     def _expire(signum: int, frame: object) -> None:
+        # Once the case is over a late (backstop) alarm must not raise into whoever runs next:
+        # under load it could land in this context manager's own cleanup and leave the timer armed.
+        if finished[0]:
+            return
         # Raising inside an import leaves a half-initialized module in sys.modules and
         # breaks every later case (torch imports lazily during the first export), and one
         # raised in a gc callback is dropped: wait until the interrupted code is the case's
@@ -89,6 +94,7 @@ def deadline(seconds: float | None) -> Iterator[None]:
     try:
         yield
     finally:
+        finished[0] = True
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if outer_left > 0:
