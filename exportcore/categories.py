@@ -15,7 +15,7 @@ import sys
 import traceback as tb_module
 from dataclasses import dataclass
 
-from exportcore.sources import is_user_file, stdlib_module
+from exportcore.sources import exception_chain, is_user_file, stdlib_module
 
 __all__ = ["CATEGORIES", "EAGER_HINT", "decide", "format_traceback", "torch_hint"]
 
@@ -56,17 +56,8 @@ def format_traceback(exc: BaseException) -> str:
     return text if len(text) <= _TRACEBACK_MAX else "...\n" + text[-_TRACEBACK_MAX:]
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
-    seen: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in seen and len(seen) < 8:
-        seen.append(current)
-        current = current.__cause__ or current.__context__
-    return seen
-
-
 def _facts(exc: BaseException, stage: str, code: str) -> _Facts:
-    chain = _chain(exc)
+    chain = exception_chain(exc)
     names = {cls.__name__ for e in chain for cls in type(e).__mro__}
     error_type = getattr(getattr(exc, "error_type", None), "name", "") or ""
     text = _safe_str(exc)

@@ -74,7 +74,7 @@ def user_source(exc: BaseException) -> SourceLocation | None:
     """Return the deepest frame of the user's own code behind ``exc`` (stack or torch's message), or None."""
     if not isinstance(exc, BaseException):
         raise TypeError(f"exc must be an exception, got {type(exc).__name__}")
-    chain = _chain(exc)
+    chain = exception_chain(exc)
     for current in chain:
         frames = traceback.extract_tb(current.__traceback__)
         user = [i for i, fr in enumerate(frames) if is_user_file(fr.filename)]
@@ -91,7 +91,8 @@ def user_source(exc: BaseException) -> SourceLocation | None:
     return None
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
+def exception_chain(exc: BaseException) -> list[BaseException]:
+    """Return ``exc`` and its causes/contexts, outermost first (at most 8, no cycles)."""
     seen: list[BaseException] = []
     current: BaseException | None = exc
     while current is not None and current not in seen and len(seen) < 8:
