@@ -8,7 +8,9 @@ Target: >= 1.6x on 2 cores. Usage: ``python benchmarks/scaling.py [--workers 2] 
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -17,14 +19,20 @@ from measure import ROOT, bench_env, machine
 
 
 def run(cmd: list[str]) -> tuple[float, str]:
-    """Run a pytest command; return its wall seconds and its last summary line."""
+    """Run a pytest command; return its wall seconds and a line with its summary, CPU use and load."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False, env=bench_env())
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     lines = [ln for ln in proc.stdout.splitlines() if re.search(r"\d+ (passed|failed|xfailed|error)", ln)]
     if proc.returncode not in (0, 1) or not lines:
         raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return elapsed, lines[-1].strip("= ")
+    # CPU seconds per wall second: ~1 for a serial run, ~2 for -n 2 on an otherwise idle 2-core machine.
+    # Much less under -n 2 means other processes competed for the cores during the run.
+    load = os.getloadavg()[0]
+    return elapsed, f"{lines[-1].strip('= ')}; {cpu:.0f} CPU-s, {cpu / elapsed:.2f} cores busy, load {load:.1f} after"
 
 
 def main() -> int:
@@ -38,8 +46,8 @@ def main() -> int:
     run(base + ["-k", "if_on_static_shape"])  # warm-up: fills the bytecode cache
     serial, serial_summary = run(base)
     parallel, parallel_summary = run(base + ["-n", str(opts.workers)])
-    print(f"serial:        {serial:7.1f}s  ({serial_summary})")
-    print(f"-n {opts.workers}:          {parallel:7.1f}s  ({parallel_summary})")
+    print(f"serial: {serial:7.1f}s  ({serial_summary})")
+    print(f"-n {opts.workers}:   {parallel:7.1f}s  ({parallel_summary})")
     speedup = serial / parallel
     verdict = "meets" if speedup >= 1.6 else "MISSES"
     print(f"speed-up serial / -n {opts.workers}: {speedup:.2f}x -> {verdict} the >= 1.6x target")
