@@ -90,7 +90,7 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
     examples = _number(config, "export_examples", int)
     timeout = _number(config, "export_timeout", float)
     if timeout is not None and not timeout > 0:  # also refuses nan
-        raise pytest.UsageError(f"--export-timeout must be a positive number of seconds, got {timeout}")
+        raise pytest.UsageError(f"--export-timeout must be positive (seconds), got {timeout}")
     findings = _raw(config, "export_findings") or "warning"
     if findings not in FINDINGS:
         raise pytest.UsageError(f"export_findings must be one of {', '.join(FINDINGS)}, got {findings!r}")

@@ -1,4 +1,8 @@
-"""assert statements and runtime checks in forward."""
+"""assert statements and runtime checks in forward.
+
+PYTEST_DONT_REWRITE: pytest rewrites every module of a plugin's distribution, and a
+rewritten ``assert`` is no longer the plain statement dynamo turns into a runtime check.
+"""
 
 from __future__ import annotations
 
