@@ -338,8 +338,25 @@ def _spec_violation(f: _Facts) -> tuple[str, ...] | None:
     return None
 
 
+def _escapes(f: _Facts) -> tuple[str, ...] | None:
+    # Code that leaves the traced world on purpose; before the operator rules, whose fake-tensor
+    # wording ("Cannot access data pointer", ".numpy() ... tensor subclasses") would claim it.
+    # Only dynamo's wording: "Cannot access data pointer" (non-strict) is also what an opaque custom
+    # kernel without a fake implementation raises, which the operator rules handle.
+    if "data pointer comparison" in f.low:
+        return ("python.builtin", "Tensor identity (data_ptr(), id(), `is`) means nothing for traced tensors:"
+                " pass an explicit flag argument, or keep the value you need in a local variable")
+    if "torch.compiler.disable" in f.low or "torch._dynamo.disable" in f.low:
+        return ("torch.escape-hatch", "A torch.compiler.disable()d function cannot be captured by strict export:"
+                " remove the decorator on code that must export, or export with strict=False")
+    if ".numpy() is not supported" in f.low:
+        return ("torch.escape-hatch", "Tensor.numpy() leaves the traced world: write the computation with torch"
+                " ops (strict export traces numpy calls, non-strict cannot)")
+    return None
+
+
 _RULES = [
-    _by_stage, _constraints, _inputs, _guards, _data_dependent, _operator, _higher_order, _mutation,
+    _by_stage, _constraints, _inputs, _escapes, _guards, _data_dependent, _operator, _higher_order, _mutation,
     _spec_violation, _raw_data, _fake_runtime, _user_assert, _graph_break,
 ]
 

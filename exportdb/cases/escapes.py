@@ -65,8 +65,8 @@ def _():
     comparison, non-strict cannot read the pointer of a fake tensor. Pass an explicit flag,
     or keep the value you need in a local variable.
     """,
-    # Categories as exportcore.classify reports them today; python.builtin would be better.
-    expect={"strict": Fails("internal"), "non_strict": Fails("torch.operator"),
+    # Non-strict's "Cannot access data pointer" is worded like an opaque custom kernel's: torch.operator.
+    expect={"strict": Fails("python.builtin"), "non_strict": Fails("torch.operator"),
             "training": Fails("torch.operator")},
     rewrite="explicit_flag_instead_of_id",
 )
@@ -130,7 +130,7 @@ def _():
     tensor world: non-strict tracing calls .numpy() on a fake tensor and fails; strict
     (dynamo) traces numpy calls as torch ops. Write the computation with torch ops.
     """,
-    expect={"non_strict": Fails("torch.operator"), "training": Fails("torch.operator")},
+    expect={"non_strict": Fails("torch.escape-hatch"), "training": Fails("torch.escape-hatch")},
     rewrite="torch_ops_instead_of_numpy",
 )
 def _():
@@ -232,7 +232,7 @@ def _():
     cannot capture it and fails. Non-strict ignores the decorator and traces the code.
     Remove the decorator on code that must export.
     """,
-    expect={"strict": Fails("internal")},  # as classified today; torch.escape-hatch would be better
+    expect={"strict": Fails("torch.escape-hatch")},
     rewrite="torch_ops_instead_of_numpy",
 )
 def _():
