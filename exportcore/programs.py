@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
-from typing import TYPE_CHECKING, Any
+import logging
+from typing import TYPE_CHECKING, Any, Iterator
 
 from exportcore.classify import classify
 from exportcore.compare import Mismatch, compare
@@ -124,11 +126,25 @@ def add_programs(run: Run, ep: Any) -> None:
         with run.clock.stage("serialize"):
             try:
                 buffer = io.BytesIO()
-                torch.export.save(ep, buffer)
-                buffer.seek(0)
-                run.programs["reloaded"] = torch.export.load(buffer).module()
+                with _tolerant_logging():
+                    torch.export.save(ep, buffer)
+                    buffer.seek(0)
+                    run.programs["reloaded"] = torch.export.load(buffer).module()
             except Exception as exc:
                 run.fail(classify(exc, "serialize"))
+
+
+@contextlib.contextmanager
+def _tolerant_logging() -> Iterator[None]:
+    # torch 2.14's load logs a malformed record (a stray '%') when it falls back from
+    # weights_only for a registered dataclass/namedtuple; under pytest's log capture a bad
+    # record raises (logging.raiseExceptions) and would fail a round trip that works.
+    previous = logging.raiseExceptions
+    logging.raiseExceptions = False
+    try:
+        yield
+    finally:
+        logging.raiseExceptions = previous
 
 
 def compare_runs(run: Run, label: str, expected: RunResult, actual: RunResult, *, grads: bool = True) -> Failure | None:
