@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import io
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 from exportcore.case import CHECKS, DEFAULT_CHECKS, Case
 from exportcore.modes import Mode, get_mode
@@ -221,5 +220,3 @@ def _pipeline(run: Run) -> None:
     runtime.dynamic_checks(run)
     run.outcome.graph = run.outcome.graph or GraphStats()
 
-
-_ = Callable  # re-exported type for annotations in sibling modules

@@ -10,8 +10,6 @@ __all__ = [
     "range_strings",
     "format_range",
     "exported_input_shapes",
-    "input_paths",
-    "parse_range",
 ]
 
 # torch 2.14 raises guard failures in two forms: the generated guards function
@@ -19,8 +17,7 @@ __all__ = [
 # RuntimeError("Expected input at *args[0].shape[0] to be equal to 4, but got 5").
 _GUARD_MESSAGES = (
     re.compile(r"Guard failed"),
-    re.compile(r"Expected input at .*(shape|to be equal|to be of type|to be >=|to be <=)"),
-    re.compile(r"^Expected input at "),
+    re.compile(r"Expected input at "),
     re.compile(r"Trying to flatten user inputs with exported input tree spec"),
 )
 
@@ -43,12 +40,6 @@ def format_range(lo: Any, hi: Any) -> str:
     return f"[{one(lo)}, {one(hi)}]"
 
 
-def parse_range(text: str) -> tuple[float, float]:
-    """Inverse of format_range: ``"[2, int_oo]"`` -> ``(2.0, inf)``."""
-    lo, hi = (v.strip().replace("int_oo", "inf") for v in text.strip("[] ").split(","))
-    return float(lo), float(hi)
-
-
 def range_strings(ep: Any) -> dict[str, str]:
     """Return the exported program's range_constraints as ``{symbol: "[lo, hi]"}``."""
     out: dict[str, str] = {}
@@ -57,38 +48,23 @@ def range_strings(ep: Any) -> dict[str, str]:
     return dict(sorted(out.items()))
 
 
-def input_paths(args: tuple, kwargs: dict) -> list[str]:
-    """Return pytree paths (``args[0]``, ``kwargs['mask']``) of the flattened user inputs."""
-    import torch.utils._pytree as pytree
-
-    flat, _ = pytree.tree_flatten_with_path((tuple(args), dict(kwargs)))
-    return [_path_str(kp) for kp, _ in flat]
-
-
-def _path_str(keypath: tuple) -> str:
-    import torch.utils._pytree as pytree
-
-    head, rest = keypath[0], keypath[1:]
-    root = "args" if getattr(head, "idx", 0) == 0 else "kwargs"
-    return root + pytree.keystr(rest)
-
-
 def exported_input_shapes(ep: Any, args: tuple, kwargs: dict) -> dict[str, list[Any]]:
     """Return, per tensor input path, the exported shape: ints where static, symbol names where dynamic."""
     import torch
-    import torch.utils._pytree as pytree
+
+    from exportcore.shapes.parse import input_paths
 
     user_inputs = list(ep.graph_signature.user_inputs)
     placeholders = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
-    flat, _ = pytree.tree_flatten_with_path((tuple(args), dict(kwargs)))
+    flat = input_paths(args, kwargs)
     shapes: dict[str, list[Any]] = {}
     if len(flat) != len(user_inputs):
         return shapes  # e.g. None leaves dropped; do not guess a misaligned mapping
-    for (kp, value), name in zip(flat, user_inputs):
+    for (path, value), name in zip(flat, user_inputs):
         node = placeholders.get(name)
         val = None if node is None else node.meta.get("val")
         if isinstance(value, torch.Tensor) and val is not None and hasattr(val, "shape"):
-            shapes[_path_str(kp)] = [_dim_value(s) for s in val.shape]
+            shapes[path] = [_dim_value(s) for s in val.shape]
     return shapes
 
 

@@ -233,10 +233,9 @@ def graph_stats(ep: Any) -> GraphStats:
     for node in ep.graph.nodes:
         count += 1
         if node.op == "call_function":
-            name = getattr(node.target, "__name__", None) or str(node.target)
-            overload = getattr(node.target, "_overloadpacket", None)
-            if overload is not None:
-                name = str(node.target)
+            # OpOverloads print as "aten.mm.default"; plain callables by their name.
+            is_op = hasattr(node.target, "_overloadpacket")
+            name = str(node.target) if is_op else getattr(node.target, "__name__", str(node.target))
             hist[name] = hist.get(name, 0) + 1
     try:
         code = ep.graph_module.code

@@ -189,9 +189,10 @@ def _root_axes(spec: Any) -> list[tuple[str, int, str]]:
 
 
 def _bounds(text: str) -> tuple[float, float]:
-    from exportcore.guards import parse_range
+    from exportcore.shapes.solve import parse_range
 
-    return parse_range(text)
+    lo, hi = parse_range(text)
+    return float(lo), float("inf") if hi is None else float(hi)
 
 
 def _size01_findings(run: Run) -> None:
@@ -227,18 +228,17 @@ def _size01_findings(run: Run) -> None:
 
 def _dtype_finding(run: Run) -> None:
     import torch
+    import torch.utils._pytree as pytree
 
     program = run.programs["exported"]
     swap = {torch.float32: torch.float64, torch.float64: torch.float32, torch.float16: torch.float32, torch.bfloat16: torch.float32}
-    changed: list[str] = []
+    changed: list[tuple[Any, Any]] = []
 
     def cast(t: Any) -> Any:
         if isinstance(t, torch.Tensor) and t.dtype in swap:
-            changed.append(str(t.dtype))
+            changed.append((t.dtype, swap[t.dtype]))
             return t.detach().to(swap[t.dtype])
         return t
-
-    import torch.utils._pytree as pytree
 
     args, kwargs = pytree.tree_map(cast, clone_tree((run.args, run.kwargs)))
     if not changed:
@@ -247,8 +247,9 @@ def _dtype_finding(run: Run) -> None:
         _call_quiet(program, args, kwargs)
     except Exception:
         return
+    before, after = changed[0]
     run.finding(
         "dtype_accepted",
-        f"ep.module() silently accepted inputs of another dtype ({changed[0]} -> {swap[getattr(torch, changed[0].split('.')[-1])]}); "
+        f"ep.module() silently accepted inputs of another dtype ({before} -> {after}); "
         "the program was exported for the example dtypes only",
     )
