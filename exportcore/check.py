@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -61,7 +62,7 @@ def check(
     checks: Iterable[str] = DEFAULT_CHECKS,
     rtol: float | None = None,
     atol: float | None = None,
-    examples: int = 10,
+    examples: int | None = None,
     inputs: Any = None,
     case_id: str | None = None,
     seed: int | None = None,
@@ -71,16 +72,21 @@ def check(
 ) -> Outcome:
     """Export ``model`` once in ``mode``, run every enabled check, and return the Outcome.
 
-    Raises TypeError/ValueError only for wrong arguments (naming the argument); every
-    failure of the model or of the export is reported in the returned Outcome.
+    ``examples`` shapes are drawn (default: the ``hypothesis_settings`` profile's
+    ``max_examples`` when it sets one, else 10). Raises TypeError/ValueError only for wrong
+    arguments (naming the argument); every failure of the model or of the export is
+    reported in the returned Outcome.
     """
     import torch
+
+    from exportcore.shapes import examples_for
 
     mode_obj = _validate(model, args, kwargs, mode, checks, examples, rtol, atol)
     if timeout is not None and (
         isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
     ):
         raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+    examples = examples_for(examples, hypothesis_settings)
     kwargs = dict(kwargs or {})
     case_id = case_id or _default_case_id(model)
     model = _as_module(model)
@@ -159,11 +165,12 @@ def _validate(model: Any, args: Any, kwargs: Any, mode: str, checks: Any, exampl
     unknown = sorted(set(checks) - set(CHECKS))
     if unknown:
         raise ValueError(f"checks: unknown check(s) {unknown}; expected a subset of {list(CHECKS)}")
-    if not isinstance(examples, int) or isinstance(examples, bool) or examples < 0:
+    if examples is not None and (not isinstance(examples, int) or isinstance(examples, bool) or examples < 0):
         raise ValueError(f"examples must be a non-negative int, got {examples!r}")
     for name, tol in (("rtol", rtol), ("atol", atol)):
-        if tol is not None and (not isinstance(tol, (int, float)) or tol < 0):
-            raise ValueError(f"{name} must be a non-negative number or None, got {tol!r}")
+        # NaN and inf tolerances would let every mismatch pass.
+        if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < math.inf):
+            raise ValueError(f"{name} must be a finite non-negative number or None, got {tol!r}")
     return mode_obj
 
 

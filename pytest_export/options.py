@@ -1,6 +1,7 @@
 """Command-line and ini options of pytest-export, resolved once per session into RunOptions.
 
-Precedence: the command line beats the ini file; a marker's own ``examples`` beats both;
+Precedence: the command line beats the ini file; a marker's own ``examples`` beats both,
+and a hypothesis profile's ``max_examples`` counts only where none of them sets a count;
 ``--export-modes`` and ``--export-checks`` narrow a marker's ``modes`` / ``checks``.
 
 Time limits, and what works where:
@@ -122,7 +123,8 @@ def _number(config: pytest.Config, name: str, kind: type) -> Any:
     try:
         value = kind(raw)
     except ValueError:
-        raise pytest.UsageError(f"--{name.replace('_', '-')} must be a {kind.__name__}, got {raw!r}") from None
+        what = "an integer" if kind is int else "a number"
+        raise pytest.UsageError(f"--{name.replace('_', '-')} must be {what}, got {raw!r}") from None
     if value < 0:
         raise pytest.UsageError(f"--{name.replace('_', '-')} must not be negative, got {raw!r}")
     return value

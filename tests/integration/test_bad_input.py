@@ -180,10 +180,10 @@ def test_report_that_fails_to_write_at_the_end_fails_the_session(pytester):
 
 
 @pytest.mark.parametrize("args, ini, message", [
-    (["--export-timeout=soon"], "", "--export-timeout must be a float, got 'soon'"),
+    (["--export-timeout=soon"], "", "--export-timeout must be a number, got 'soon'"),
     (["--export-timeout=0"], "", "--export-timeout must be positive"),
     (["--export-timeout=-5"], "", "--export-timeout must not be negative"),
-    ([], "export_timeout = 1m", "--export-timeout must be a float, got '1m'"),
+    ([], "export_timeout = 1m", "--export-timeout must be a number, got '1m'"),
 ])
 def test_bad_timeout_is_a_usage_error_naming_the_option(pytester, args, ini, message):
     pytester.makeini(f"[pytest]\n{ini}\n")
