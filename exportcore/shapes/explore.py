@@ -86,7 +86,7 @@ def explore(
             stats.tried += 1
             result.drawn.append({p: list(s) for p, s in drawn.shapes.items()})
             try:
-                outcome = _call(probe, drawn)
+                outcome = Probe("fail", drawn.problem, "input") if drawn.problem else _call(probe, drawn)
             except TypeError:
                 state["failed"] = True  # a broken probe: let hypothesis report it, unbudgeted
                 raise

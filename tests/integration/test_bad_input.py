@@ -29,6 +29,10 @@ CASES = {
     "returns_none": ("", "None", "error", "input", "returned None (did you forget `return`?)"),
     "kwargs_not_dict": ("", "(Lin(), (torch.randn(2, 4),), [1])",
                         "error", "input", "kwargs (item 2 of the returned tuple) must be a dict, got list"),
+    "factory_wrong_shape": ('dynamic_shapes={"x": {0: D}}, inputs=doubled', "lin_case()", "error", "input",
+                            "inputs factory returned args[0] of shape [4, 4], but the drawn shape is [2, 4]"),
+    "factory_raises": ('dynamic_shapes={"x": {0: D}}, inputs=no_tokenizer', "lin_case()", "error", "input",
+                       "inputs factory raised KeyError: 'tokenizer' (drawn shapes: args[0]=[2, 4])"),
 }
 
 HEADER = """
@@ -43,6 +47,12 @@ HEADER = """
     class Broken(torch.nn.Module):
         def forward(self, x):
             return x @ torch.ones(5, 5)
+
+    def doubled(shapes, rng):
+        return (torch.randn(shapes["args[0]"][0] * 2, 4),), {}
+
+    def no_tokenizer(shapes, rng):
+        raise KeyError("tokenizer")
 """
 
 
