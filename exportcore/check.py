@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import zlib
 from dataclasses import dataclass, field
 from typing import Any, Iterable
@@ -61,32 +62,47 @@ def check(
     checks: Iterable[str] = DEFAULT_CHECKS,
     rtol: float | None = None,
     atol: float | None = None,
-    examples: int = 10,
+    examples: int | None = None,
     inputs: Any = None,
     case_id: str | None = None,
     seed: int | None = None,
     findings_as_errors: bool = False,
     timeout: float | None = None,
     hypothesis_settings: Any = None,
+    input_budget: int | str | None = None,
 ) -> Outcome:
     """Export ``model`` once in ``mode``, run every enabled check, and return the Outcome.
 
-    Raises TypeError/ValueError only for wrong arguments (naming the argument); every
-    failure of the model or of the export is reported in the returned Outcome.
+    ``examples`` shapes are drawn (default: the ``hypothesis_settings`` profile's
+    ``max_examples`` when it sets one, else 10), none whose tensor inputs take more than
+    ``input_budget`` bytes (``"256MiB"`` works too; default: see exportcore.input_budget). Raises TypeError/ValueError only for wrong
+    arguments (naming the argument); every failure of the model or of the export is
+    reported in the returned Outcome.
     """
     import torch
+
+    from exportcore.shapes import examples_for
+    from exportcore.input_budget import budget_notes, default_budget, parse_bytes
 
     mode_obj = _validate(model, args, kwargs, mode, checks, examples, rtol, atol)
     if timeout is not None and (
         isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
     ):
         raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+    if input_budget is not None:
+        try:
+            input_budget = parse_bytes(input_budget)
+        except ValueError as exc:
+            raise ValueError(f"input_budget: {exc}") from None
+    examples = examples_for(examples, hypothesis_settings)
     kwargs = dict(kwargs or {})
     case_id = case_id or _default_case_id(model)
     model = _as_module(model)
     if seed is None:
         seed = zlib.crc32(f"{case_id}".encode()) & 0x7FFFFFFF
     spec = _parse_spec(model, args, kwargs, dynamic_shapes)
+    if spec is not None:
+        spec = spec.with_budget(input_budget if input_budget is not None else default_budget(spec.example_bytes()))
     outcome = Outcome(case_id=case_id, mode=mode_obj.name, checks=sorted(set(checks)), torch_version=str(torch.__version__))
     run = Run(
         model=model, args=tuple(args), kwargs=kwargs, dynamic_shapes=dynamic_shapes, mode=mode_obj,
@@ -96,6 +112,7 @@ def check(
     )
     if spec is not None:
         outcome.declared = spec.declared_ranges()
+        outcome.notes.extend(budget_notes(spec))
 
     from exportcore.isolation import isolated
 
@@ -159,11 +176,12 @@ def _validate(model: Any, args: Any, kwargs: Any, mode: str, checks: Any, exampl
     unknown = sorted(set(checks) - set(CHECKS))
     if unknown:
         raise ValueError(f"checks: unknown check(s) {unknown}; expected a subset of {list(CHECKS)}")
-    if not isinstance(examples, int) or isinstance(examples, bool) or examples < 0:
+    if examples is not None and (not isinstance(examples, int) or isinstance(examples, bool) or examples < 0):
         raise ValueError(f"examples must be a non-negative int, got {examples!r}")
     for name, tol in (("rtol", rtol), ("atol", atol)):
-        if tol is not None and (not isinstance(tol, (int, float)) or tol < 0):
-            raise ValueError(f"{name} must be a non-negative number or None, got {tol!r}")
+        # NaN and inf tolerances would let every mismatch pass.
+        if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 <= tol < math.inf):
+            raise ValueError(f"{name} must be a finite non-negative number or None, got {tol!r}")
     return mode_obj
 
 

@@ -85,6 +85,8 @@ def _explore_valid(run: Run) -> None:
         )
     prepare(run)
     run.outcome.examples = result.stats
+    if result.failure is not None and result.failure.stage == "input":
+        _factory_failed(run, result)
     if result.failure is not None:
         run.outcome.counterexample = result.counterexample
         stage = result.failure.stage
@@ -105,6 +107,19 @@ def _explore_valid(run: Run) -> None:
                 ),
             )
         )
+
+
+def _factory_failed(run: Run, result: Any) -> None:
+    """The user's ``inputs=`` factory raised or built other shapes than drawn: the case's input is broken."""
+    run.outcome.counterexample = result.counterexample
+    run.fail(
+        Failure(
+            stage="input", category="input", exc_type="InputFactoryError", message=result.failure.message,
+            hint="inputs=(shapes, rng) -> (args, kwargs) must return tensors of exactly the shapes it is given, "
+            "keyed like the example inputs",
+        ),
+        status="error",
+    )
 
 
 def _reject(run: Run) -> None:

@@ -5,10 +5,14 @@ No torch here: validation runs at collection time, before any export.
 
 from __future__ import annotations
 
+import difflib
+import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from exportcore.case import CHECKS
+from exportcore.categories import CATEGORIES
+from exportcore.modes import mode_names
 
 __all__ = ["MARKER", "MARKER_HELP", "Expectation", "ExportSpec", "MarkerError", "parse_marker"]
 
@@ -118,8 +122,9 @@ def _names(arg: str, value: Any, known: Iterable[str], what: str) -> tuple[str, 
 def _tolerance(arg: str, value: Any) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise MarkerError(f"{arg} must be a non-negative number, got {value!r}")
+    # NaN compares false with everything: a NaN tolerance would pass any mismatch; inf likewise.
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+        raise MarkerError(f"{arg} must be a finite non-negative number, got {value!r}")
     return float(value)
 
 
@@ -133,6 +138,8 @@ def _expectations(value: Any, modes: Sequence[str]) -> dict[str, Expectation]:
         if mode not in modes:
             raise MarkerError(f"expect names mode {mode!r}, which this test does not run (modes: {', '.join(modes)})")
         if isinstance(spec, str):
+            if not spec.strip():
+                raise MarkerError(f"expect[{mode!r}] must be a non-empty reason, got {spec!r}")
             out[mode] = Expectation(spec)
             continue
         if not isinstance(spec, Mapping):
@@ -141,9 +148,22 @@ def _expectations(value: Any, modes: Sequence[str]) -> dict[str, Expectation]:
         if extra:
             raise MarkerError(f"expect[{mode!r}]: unknown key {extra[0]!r}; expected 'reason' and 'category'")
         reason, category = spec.get("reason"), spec.get("category")
-        if not isinstance(reason, str) or not reason:
+        if not isinstance(reason, str) or not reason.strip():
             raise MarkerError(f"expect[{mode!r}]['reason'] must be a non-empty string, got {reason!r}")
         if category is not None and not isinstance(category, str):
             raise MarkerError(f"expect[{mode!r}]['category'] must be a string or None, got {category!r}")
+        _check_category(mode, category)
         out[mode] = Expectation(reason, category)
     return out
+
+
+def _check_category(mode: str, category: str | None) -> None:
+    """Refuse a category the engine never reports: the expectation could never be met."""
+    if category is None or mode not in mode_names():
+        return  # a plugin's own mode (pytest_export_modes) reports categories of its own
+    if category not in CATEGORIES:
+        close = difflib.get_close_matches(category, CATEGORIES, n=1)
+        also = f" (did you mean {close[0]!r}?)" if close else ""
+        raise MarkerError(
+            f"expect[{mode!r}]['category']: unknown category {category!r}{also}; known: {', '.join(CATEGORIES)}"
+        )

@@ -1,6 +1,7 @@
 """Command-line and ini options of pytest-export, resolved once per session into RunOptions.
 
-Precedence: the command line beats the ini file; a marker's own ``examples`` beats both;
+Precedence: the command line beats the ini file; a marker's own ``examples`` beats both,
+and a hypothesis profile's ``max_examples`` counts only where none of them sets a count;
 ``--export-modes`` and ``--export-checks`` narrow a marker's ``modes`` / ``checks``.
 
 Time limits, and what works where:
@@ -47,6 +48,7 @@ class RunOptions:
     timeout: float | None = None
     findings_as_errors: bool = False
     seed: int | None = None  # from --hypothesis-seed
+    input_budget: int | None = None  # --export-input-budget, bytes
 
     def modes_for(self, wanted: tuple[str, ...] | None) -> list[str]:
         """Return the modes a test runs: its own (or all known) narrowed by --export-modes."""
@@ -74,6 +76,10 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
                     help="stop a case after SECONDS and record it as timeout (ini export_timeout)")
     group.addoption("--export-findings", dest="export_findings", default=None, choices=FINDINGS,
                     help="treat findings (specialized dims, ...) as warnings (default) or errors")
+    group.addoption("--export-input-budget", dest="export_input_budget", default=None, metavar="BYTES",
+                    help="most bytes one drawn input set may take, e.g. 256MiB (default: max(64MiB, 16x the "
+                    "example inputs); ini export_input_budget)")
+    parser.addini("export_input_budget", "most bytes one drawn input set may take, e.g. 256MiB", default="")
     parser.addini("export_modes", "export modes to run, comma-separated", default="")
     parser.addini("export_checks", "checks to run, comma-separated", default="")
     parser.addini("export_examples", "hypothesis-drawn input shapes per case and mode", default="")
@@ -94,7 +100,20 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
     findings = _raw(config, "export_findings") or "warning"
     if findings not in FINDINGS:
         raise pytest.UsageError(f"export_findings must be one of {', '.join(FINDINGS)}, got {findings!r}")
-    return RunOptions(known_modes, modes, checks, examples, timeout, findings == "error", _seed(config))
+    return RunOptions(known_modes, modes, checks, examples, timeout, findings == "error", _seed(config),
+                      input_budget=_input_budget(config))
+
+
+def _input_budget(config: pytest.Config) -> int | None:
+    from exportcore.input_budget import parse_bytes  # no torch, no hypothesis
+
+    raw = _raw(config, "export_input_budget")
+    if not raw:
+        return None
+    try:
+        return parse_bytes(raw)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--export-input-budget: {exc}") from None
 
 
 def _raw(config: pytest.Config, name: str) -> str:
@@ -122,7 +141,8 @@ def _number(config: pytest.Config, name: str, kind: type) -> Any:
     try:
         value = kind(raw)
     except ValueError:
-        raise pytest.UsageError(f"--{name.replace('_', '-')} must be a {kind.__name__}, got {raw!r}") from None
+        what = "an integer" if kind is int else "a number"
+        raise pytest.UsageError(f"--{name.replace('_', '-')} must be {what}, got {raw!r}") from None
     if value < 0:
         raise pytest.UsageError(f"--{name.replace('_', '-')} must not be negative, got {raw!r}")
     return value

@@ -95,6 +95,8 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
         kwargs["timeout"] = timeout
     if options.seed is not None:
         kwargs["seed"] = options.seed
+    if options.input_budget is not None:
+        kwargs["input_budget"] = options.input_budget
     kwargs["hypothesis_settings"] = _hypothesis_settings()
     return kwargs
 

@@ -222,6 +222,10 @@ def test_eager_failure_is_an_error_not_an_export_failure():
         ({"checks": ["numerics", "vibes"]}, ValueError, "vibes"),
         ({"dynamic_shapes": {"y": {0: Dim("b")}}}, ValueError, "dynamic_shapes"),
         ({"dynamic_shapes": {"x": {3: Dim("b")}}}, ValueError, "dynamic_shapes"),
+        ({"rtol": float("nan")}, ValueError, "rtol must be a finite non-negative number or None, got nan"),
+        ({"atol": float("inf")}, ValueError, "atol must be a finite non-negative number or None, got inf"),
+        ({"atol": -1e-6}, ValueError, "atol must be a finite non-negative number"),
+        ({"rtol": True}, ValueError, "rtol must be a finite non-negative number"),
     ],
 )
 def test_bad_arguments_are_clear_errors(kwargs, exc, needle):

@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch.export import Dim
 
-from exportcore.shapes import Probe, ShapeSpec, explore, hypothesis_settings, reject_inputs
+from exportcore.shapes import DEFAULT_EXAMPLES, Probe, ShapeSpec, examples_for, explore, hypothesis_settings, reject_inputs
 
 ARGS = (torch.randn(4, 3), torch.randn(5))
 
@@ -93,8 +93,17 @@ def test_static_specs_and_zero_examples_probe_nothing(spec):
 def test_caller_settings_are_merged_with_safe_defaults():
     merged = hypothesis_settings(7, hypothesis.settings(max_examples=100, derandomize=True))
     assert (merged.max_examples, merged.database, merged.deadline, merged.derandomize) == (7, None, None, True)
-    assert hypothesis_settings(7, hypothesis.settings(max_examples=3)).max_examples == 3
+    assert hypothesis_settings(7, hypothesis.settings(max_examples=3)).max_examples == 7
     assert hypothesis_settings(7).max_examples == 7
+
+
+def test_an_explicit_example_count_beats_the_profile_which_beats_the_default():
+    assert examples_for(5, hypothesis.settings(max_examples=3)) == 5
+    assert examples_for(5, hypothesis.settings(max_examples=200)) == 5
+    assert examples_for(0, hypothesis.settings(max_examples=200)) == 0
+    assert examples_for(None, hypothesis.settings(max_examples=3)) == 3
+    assert examples_for(None, hypothesis.settings()) == DEFAULT_EXAMPLES == 10
+    assert examples_for(None) == 10
 
 
 def test_user_factory_drives_the_inputs(spec):

@@ -6,7 +6,9 @@ imported by the functions that build or read tensors.
 
 from __future__ import annotations
 
-from exportcore.shapes.explore import ExploreResult, Probe, explore, hypothesis_settings, reject_inputs
+from exportcore.shapes.explore import (
+    DEFAULT_EXAMPLES, ExploreResult, Probe, examples_for, explore, hypothesis_settings, reject_inputs,
+)
 from exportcore.shapes.spec import DEFAULT_SPAN, SIZE_FLOOR, Axis, DimRange, Root, ShapeSpec, Slot
 from exportcore.shapes.strategies import invalid_assignments, invalid_labels, valid_assignments
 from exportcore.shapes.synth import Drawn, input_shapes, inputs_strategy, synthesize
@@ -15,5 +17,5 @@ __all__ = [
     "DEFAULT_SPAN", "SIZE_FLOOR", "Axis", "DimRange", "Root", "ShapeSpec", "Slot",
     "valid_assignments", "invalid_assignments", "invalid_labels",
     "Drawn", "synthesize", "inputs_strategy", "input_shapes",
-    "Probe", "ExploreResult", "explore", "reject_inputs", "hypothesis_settings",
+    "Probe", "ExploreResult", "explore", "reject_inputs", "hypothesis_settings", "examples_for", "DEFAULT_EXAMPLES",
 ]

@@ -20,7 +20,8 @@ from exportcore.shapes.spec import ShapeSpec
 from exportcore.shapes.strategies import concrete_invalid
 from exportcore.shapes.synth import Drawn, inputs_strategy, synthesize
 
-__all__ = ["Probe", "ExploreResult", "explore", "reject_inputs", "PROBE_STATUSES"]
+__all__ = ["Probe", "ExploreResult", "explore", "reject_inputs", "PROBE_STATUSES", "DEFAULT_EXAMPLES", "examples_for",
+           "hypothesis_settings"]
 
 PROBE_STATUSES = ("ok", "discard", "fail")
 
@@ -85,7 +86,7 @@ def explore(
             stats.tried += 1
             result.drawn.append({p: list(s) for p, s in drawn.shapes.items()})
             try:
-                outcome = _call(probe, drawn)
+                outcome = Probe("fail", drawn.problem, "input") if drawn.problem else _call(probe, drawn)
             except TypeError:
                 state["failed"] = True  # a broken probe: let hypothesis report it, unbudgeted
                 raise
@@ -123,14 +124,29 @@ def explore(
     return result
 
 
-def hypothesis_settings(examples: int, parent: hypothesis.settings | None = None) -> hypothesis.settings:
-    """Return the settings explore runs under: ``examples`` draws unless ``parent`` sets its own."""
-    max_examples = examples
+#: Drawn shapes per case and mode when neither the caller nor a hypothesis profile says.
+DEFAULT_EXAMPLES = 10
+
+
+def examples_for(examples: int | None, parent: hypothesis.settings | None = None) -> int:
+    """Return how many shapes to draw: ``examples`` when given, else the profile's own count, else 10.
+
+    An explicit count (the marker's ``examples``, ``--export-examples``) beats a hypothesis
+    profile: a profile sets a suite-wide default, the count is about this case. A profile
+    whose ``max_examples`` is hypothesis' default (100) said nothing about it.
+    """
+    if examples is not None:
+        return examples
     if parent is not None and parent.max_examples != hypothesis.settings.get_profile("default").max_examples:
-        max_examples = parent.max_examples  # the caller's profile asked for a count explicitly
+        return parent.max_examples
+    return DEFAULT_EXAMPLES
+
+
+def hypothesis_settings(examples: int, parent: hypothesis.settings | None = None) -> hypothesis.settings:
+    """Return the settings explore runs under: ``parent`` (seed, derandomize, ...) drawing ``examples``."""
     return hypothesis.settings(
         parent,
-        max_examples=max_examples,
+        max_examples=examples,
         database=None,
         deadline=None,
         suppress_health_check=list(HealthCheck),

@@ -227,7 +227,7 @@ class _Builder:
                 f"{where}: expected None, a dict {{axis: dim}} or a tuple/list of dims for tensor {path}, got {spec!r}"
             )
         axes = tuple(self.axis(d, size, f"{path}.shape[{i}]", f"{where}[{i}]") for i, (d, size) in enumerate(zip(per_axis, shape)))
-        return Slot(path, shape, axes)
+        return Slot(path, shape, axes, itemsize=t.element_size())
 
     def axis(self, d: Any, size: int, key: str, where: str) -> Axis:
         tds = self.tds

@@ -18,7 +18,9 @@ Size rules (measured on torch 2.14.1):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any, Iterator, NamedTuple
 
 import sympy
@@ -74,6 +76,7 @@ class Slot:
     path: str  # "args[0]", "kwargs['mask']", "args[1]['x']"
     shape: tuple[int, ...]
     axes: tuple[Axis, ...]
+    itemsize: int = 1  # bytes per element of the example tensor, for the input budget
 
     @property
     def dynamic(self) -> bool:
@@ -85,6 +88,9 @@ class ShapeSpec:
     roots: dict[str, Root]
     tensors: list[Slot]
     _ranges: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
+    #: Bytes one drawn input set may take (see exportcore.input_budget); None: unbounded.
+    budget: int | None = None
+    _capped: dict[str, int] = field(default_factory=dict, repr=False, compare=False)  # root -> top before the cap
 
     def __post_init__(self) -> None:
         problems = []
@@ -96,6 +102,8 @@ class ShapeSpec:
         if problems:
             raise ValueError("dynamic_shapes: unsatisfiable: " + "; ".join(problems))
         self._check_examples()
+        if self.budget is not None:
+            self._apply_budget()
 
     @classmethod
     def from_export_spec(
@@ -179,6 +187,59 @@ class ShapeSpec:
                 found.append(f"relation_broken:{axis.key}")
         return found
 
+    # -- the input budget ------------------------------------------------------------------
+
+    def with_budget(self, budget: int | None) -> ShapeSpec:
+        """Return a copy whose drawn inputs never take more than ``budget`` bytes together."""
+        return ShapeSpec(self.roots, list(self.tensors), budget=budget)
+
+    def example_bytes(self) -> int:
+        """Return the bytes of the example tensor inputs."""
+        return sum(math.prod(slot.shape) * slot.itemsize for slot in self.tensors)
+
+    def input_bytes(self, assignment: dict[str, int]) -> int:
+        """Return the bytes the tensor inputs of an assignment take."""
+        shapes = self.shapes_for(assignment)
+        return sum(math.prod(shapes[slot.path]) * slot.itemsize for slot in self.tensors)
+
+    def fits(self, assignment: dict[str, int]) -> bool:
+        """Return whether the inputs of ``assignment`` stay within the budget."""
+        return self.budget is None or self.input_bytes(assignment) <= self.budget
+
+    def low_assignment(self) -> dict[str, int]:
+        """Return every root at the lowest value it may be drawn with."""
+        return {n: self._ranges[n][0] for n in self.roots}
+
+    def capped(self) -> dict[str, tuple[int, int]]:
+        """Return root -> (highest drawn value, top of its range) for roots the budget cut short."""
+        return {n: (self._ranges[n][1], top) for n, top in self._capped.items()}
+
+    def above_max(self, name: str) -> list[int]:
+        """Return the out-of-spec sizes just above ``name``'s declared max whose inputs fit the budget."""
+        root = self.roots[name]
+        if root.max is None:
+            return []
+        low = self.low_assignment()
+        return [v for v in (root.max + 1, root.max + 2, root.max + 3) if self.fits({**low, name: v})]
+
+    def _apply_budget(self) -> None:
+        # Each root alone, the others at their lowest: the largest value that still fits.
+        # Assignments where several roots are high at once are filtered where they are drawn.
+        low = self.low_assignment()
+        for name in self.roots:
+            lo, hi = self._ranges[name]
+            if self.fits({**low, name: hi}):
+                continue
+            top = hi
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if self.fits({**low, name: mid}):
+                    lo = mid
+                else:
+                    hi = mid - 1
+            self._ranges[name] = (self._ranges[name][0], lo)
+            self._capped[name] = top
+
     def with_exported_ranges(self, range_constraints: dict[str, Any]) -> ShapeSpec:
         """Return a copy that may draw size 1 for named roots whose exported range kept it.
 
@@ -193,7 +254,7 @@ class ShapeSpec:
             lo, _ = parse_range(rng)
             keep = root.kind == "named" and root.min <= 1 and lo <= 1
             roots[name] = replace(root, keep01=keep)
-        return ShapeSpec(roots, list(self.tensors))
+        return ShapeSpec(roots, list(self.tensors), budget=self.budget)
 
     # -- internals -----------------------------------------------------------------------
 
@@ -230,7 +291,8 @@ class ShapeSpec:
             return axis.size
         if axis.root not in assignment:
             raise ValueError(f"assignment: no value for dim {axis.root!r} (needed by {axis.key})")
-        return evaluate(axis.expr, axis.root, int(assignment[axis.root]))
+        a, b = _linear(axis.expr, axis.root)
+        return a * int(assignment[axis.root]) + b
 
     def _solve(self, name: str) -> tuple[int, int, str]:
         root = self.roots[name]
@@ -255,3 +317,9 @@ class ShapeSpec:
         elif lo > hi:
             why += f" (torch.export specializes sizes below {floor})"
         return lo, hi, why
+
+
+@lru_cache(maxsize=4096)
+def _linear(expr: sympy.Expr, root: str) -> tuple[int, int]:
+    # sizes are computed per draw and per budget probe: do the sympy work once per axis
+    return coefficients(expr, root)

@@ -43,7 +43,9 @@ def valid_assignments(spec: ShapeSpec) -> st.SearchStrategy[dict[str, int]]:
     for name, root in spec.roots.items():
         lo, hi = spec.root_range(name)
         parts[name] = root_values(lo, hi, root.example)
-    return st.fixed_dictionaries(parts)
+    drawn = st.fixed_dictionaries(parts)
+    # each root alone fits the input budget (root_range is capped); several high at once may not
+    return drawn if spec.budget is None else drawn.filter(spec.fits)
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,9 @@ def violation_kinds(spec: ShapeSpec) -> list[Violation]:
         below = [v for v in range(max(SIZE_FLOOR, root.min - 3), root.min) if _sizes_ok(exprs, name, v)]
         if below:
             out.append(Violation(f"below_min:{name}", _set_root(name, below)))
-        if root.max is not None:
-            out.append(Violation(f"above_max:{name}", _set_root(name, [root.max + 1, root.max + 2, root.max + 3])))
+        above = spec.above_max(name)  # only sizes whose inputs fit the budget: max + 1 of 10**18 is not built
+        if above:
+            out.append(Violation(f"above_max:{name}", _set_root(name, above)))
     for axis in spec.axes():
         if axis.static:
             out.append(Violation(f"static_changed:{axis.key}", _change_static(axis)))
@@ -87,18 +90,31 @@ def invalid_assignments(spec: ShapeSpec) -> st.SearchStrategy[tuple[str, dict[st
     kinds = violation_kinds(spec)
     if not kinds:
         return st.nothing()
-    return st.tuples(st.sampled_from(kinds), valid_assignments(spec), st.integers(0, 2)).map(
+    drawn = st.tuples(st.sampled_from(kinds), valid_assignments(spec), st.integers(0, 2)).map(
         lambda t: (t[0].label, t[0].make(t[1], t[2]))
     )
+    return drawn if spec.budget is None else drawn.filter(lambda pair: spec.fits(pair[1]))
 
 
 def concrete_invalid(spec: ShapeSpec, rng: random.Random) -> list[tuple[str, dict[str, int]]]:
-    """Return one concrete (label, assignment) per applicable violation, drawn with ``rng``."""
+    """Return one concrete (label, assignment) per applicable violation, drawn with ``rng``.
+
+    A violation whose inputs would exceed the input budget is built on the lowest sizes of
+    the other roots instead, and left out if even that does not fit.
+    """
     base = {}
     for name in spec.roots:
         lo, hi = spec.root_range(name)
         base[name] = rng.randint(lo, hi)
-    return [(v.label, v.make(dict(base), rng.randint(0, 2))) for v in violation_kinds(spec)]
+    out = []
+    for v in violation_kinds(spec):
+        pick = rng.randint(0, 2)
+        assignment = v.make(dict(base), pick)
+        if not spec.fits(assignment):
+            assignment = v.make(spec.low_assignment(), pick)
+        if spec.fits(assignment):
+            out.append((v.label, assignment))
+    return out
 
 
 # -- builders ------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from exportcore.shapes.parse import input_paths
 from exportcore.shapes.spec import ShapeSpec
 from exportcore.shapes.strategies import valid_assignments
 
-__all__ = ["Drawn", "synthesize", "inputs_strategy", "input_shapes"]
+__all__ = ["Drawn", "synthesize", "inputs_strategy", "input_shapes", "factory_mismatch"]
 
 
 @dataclass
@@ -33,6 +33,8 @@ class Drawn:
     args: tuple
     kwargs: dict[str, Any]
     seed: int = 0
+    #: Why the user's inputs factory failed this draw (it raised, or ignored the shapes); "" if it did not.
+    problem: str = ""
 
 
 def synthesize(args: tuple, kwargs: dict | None, shapes: dict[str, tuple], *, seed: int) -> tuple[tuple, dict]:
@@ -82,15 +84,52 @@ def inputs_strategy(
         shapes = spec.shapes_for(assignment)
         if user_inputs is None:
             new_args, new_kwargs = synthesize(args, kwargs, shapes, seed=value_seed)
-        else:
-            new_args, new_kwargs = _check_pair(user_inputs(shapes, random.Random(value_seed)))
-        return Drawn(assignment, shapes, new_args, new_kwargs, value_seed)
+            return Drawn(assignment, shapes, new_args, new_kwargs, value_seed)
+        return _from_factory(user_inputs, assignment, shapes, value_seed)
 
     return valid_assignments(spec).map(build)
 
 
+def _from_factory(factory: Any, assignment: dict[str, int], shapes: dict[str, tuple], seed: int) -> Drawn:
+    # The factory's faults are the user's input, not the export's: a factory that raises, or
+    # returns other shapes than drawn, would otherwise be blamed on guards or numerics.
+    drawn = ", ".join(f"{p}={list(s)}" for p, s in shapes.items())
+    try:
+        produced = factory(shapes, random.Random(seed))
+    except Exception as exc:  # noqa: BLE001 - any error of user code is reported, not raised
+        text = str(exc).strip().splitlines()
+        what = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+        return Drawn(assignment, shapes, (), {}, seed, problem=f"inputs factory raised {what} (drawn shapes: {drawn})")
+    try:
+        new_args, new_kwargs = _check_pair(produced)
+    except TypeError as exc:
+        return Drawn(assignment, shapes, (), {}, seed, problem=f"{exc} (drawn shapes: {drawn})")
+    problem = factory_mismatch(shapes, new_args, new_kwargs)
+    return Drawn(assignment, shapes, new_args, new_kwargs, seed, problem=problem)
+
+
+def factory_mismatch(shapes: dict[str, tuple], args: tuple, kwargs: dict) -> str:
+    """Return what an inputs factory got wrong about the drawn ``shapes`` ("" when nothing)."""
+    import torch
+
+    got = dict(input_paths(args, kwargs))
+    for path, want in shapes.items():
+        value = got.get(path)
+        if not isinstance(value, torch.Tensor):
+            found = "nothing" if path not in got else type(value).__name__
+            return (f"inputs factory returned {found} at {path}, where the drawn shapes need a tensor of shape "
+                    f"{list(want)}")
+        if tuple(value.shape) != tuple(want):
+            return (f"inputs factory returned {path} of shape {list(value.shape)}, but the drawn shape is "
+                    f"{list(want)}: the factory must build inputs of the shapes it is given")
+    return ""
+
+
 def _from_user(value: Any) -> Drawn:
-    new_args, new_kwargs = _check_pair(value)
+    try:
+        new_args, new_kwargs = _check_pair(value)
+    except TypeError as exc:
+        return Drawn({}, {}, (), {}, problem=f"inputs strategy: {exc}")
     return Drawn({}, input_shapes(new_args, new_kwargs), new_args, new_kwargs)
 
 

@@ -29,6 +29,10 @@ CASES = {
     "returns_none": ("", "None", "error", "input", "returned None (did you forget `return`?)"),
     "kwargs_not_dict": ("", "(Lin(), (torch.randn(2, 4),), [1])",
                         "error", "input", "kwargs (item 2 of the returned tuple) must be a dict, got list"),
+    "factory_wrong_shape": ('dynamic_shapes={"x": {0: D}}, inputs=doubled', "lin_case()", "error", "input",
+                            "inputs factory returned args[0] of shape [4, 4], but the drawn shape is [2, 4]"),
+    "factory_raises": ('dynamic_shapes={"x": {0: D}}, inputs=no_tokenizer', "lin_case()", "error", "input",
+                       "inputs factory raised KeyError: 'tokenizer' (drawn shapes: args[0]=[2, 4])"),
 }
 
 HEADER = """
@@ -43,6 +47,12 @@ HEADER = """
     class Broken(torch.nn.Module):
         def forward(self, x):
             return x @ torch.ones(5, 5)
+
+    def doubled(shapes, rng):
+        return (torch.randn(shapes["args[0]"][0] * 2, 4),), {}
+
+    def no_tokenizer(shapes, rng):
+        raise KeyError("tokenizer")
 """
 
 
@@ -180,10 +190,10 @@ def test_report_that_fails_to_write_at_the_end_fails_the_session(pytester):
 
 
 @pytest.mark.parametrize("args, ini, message", [
-    (["--export-timeout=soon"], "", "--export-timeout must be a float, got 'soon'"),
+    (["--export-timeout=soon"], "", "--export-timeout must be a number, got 'soon'"),
     (["--export-timeout=0"], "", "--export-timeout must be positive"),
     (["--export-timeout=-5"], "", "--export-timeout must not be negative"),
-    ([], "export_timeout = 1m", "--export-timeout must be a float, got '1m'"),
+    ([], "export_timeout = 1m", "--export-timeout must be a number, got '1m'"),
 ])
 def test_bad_timeout_is_a_usage_error_naming_the_option(pytester, args, ini, message):
     pytester.makeini(f"[pytest]\n{ini}\n")

@@ -10,7 +10,16 @@ BAD_MARKERS = {
     "unknown_check": ("checks=['numerics', 'speed']", "checks: unknown check 'speed'"),
     "expect_not_run": ("modes=['strict'], expect={'training': 'bn'}", "expect names mode 'training'"),
     "shapes_type": ("dynamic_shapes='batch'", "dynamic_shapes must be a dict, tuple, list or None, got str"),
-    "rtol_type": ("rtol='tight'", "rtol must be a non-negative number"),
+    "rtol_type": ("rtol='tight'", "rtol must be a finite non-negative number"),
+    "rtol_nan": ("rtol=float('nan')", "rtol must be a finite non-negative number, got nan"),
+    "atol_inf": ("atol=float('inf')", "atol must be a finite non-negative number, got inf"),
+    "atol_negative": ("atol=-1e-5", "atol must be a finite non-negative number, got -1e-05"),
+    "expect_empty_reason": ("expect={'strict': ''}", "expect['strict'] must be a non-empty reason, got ''"),
+    "expect_blank_reason": ("expect={'strict': {'reason': ' '}}", "expect['strict']['reason'] must be a non-empty"),
+    "expect_unknown_category": (
+        "expect={'strict': {'reason': 'cond', 'category': 'data_dependent'}}",
+        "expect['strict']['category']: unknown category 'data_dependent' (did you mean 'data-dependent'?)",
+    ),
     "examples_type": ("examples=2.5", "examples must be a non-negative int"),
     "expect_type": ("expect=['strict']", "expect must be a dict"),
     "positional": ("'strict'", "takes keyword arguments only"),
@@ -30,7 +39,8 @@ def test_misused_marker_fails_collection_naming_test_and_argument(pytester):
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.assert_outcomes(errors=len(BAD_MARKERS))
     for name, (_, message) in BAD_MARKERS.items():
-        result.stdout.fnmatch_lines([f"test_{name}.py::test_{name}: @pytest.mark.exportable: {message}*"])
+        literal = message.replace("[", "[[]")  # fnmatch: a bracket starts a character class
+        result.stdout.fnmatch_lines([f"test_{name}.py::test_{name}: @pytest.mark.exportable: {literal}*"])
     assert "Traceback" not in result.stdout.str()
     assert "During handling of the above exception" not in result.stdout.str()
     assert "MarkerError" not in result.stdout.str()  # only the one clear line per test

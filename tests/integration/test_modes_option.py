@@ -104,7 +104,7 @@ def test_ini_options_reach_the_engine(spy):
     ("args", "message"),
     [
         (["--export-checks=numerics,speed"], "*--export-checks: unknown check 'speed'*"),
-        (["--export-examples=many"], "*--export-examples must be a int, got 'many'*"),
+        (["--export-examples=many"], "*--export-examples must be an integer, got 'many'*"),
         (["--export-timeout=0"], "*--export-timeout must be positive*"),
     ],
 )
@@ -184,3 +184,42 @@ def test_report_header_shows_changed_settings(spy):
     result.stdout.fnmatch_lines(
         ["export: modes strict; checks default; examples default; timeout 20s; findings warning"]
     )
+
+
+PROFILES = '''
+from hypothesis import settings
+settings.register_profile("three", max_examples=3)
+settings.register_profile("many", max_examples=200)
+'''
+
+COUNTED = """
+    import pytest
+    import torch
+    from torch.export import Dim
+
+    from models import Lin
+
+    B = Dim("b", min=2, max=64)
+
+    @pytest.mark.exportable(modes=["non_strict"], dynamic_shapes={"x": {0: B}}, checks=["numerics"], examples=EXAMPLES)
+    def test_own_count():
+        return Lin(), (torch.randn(4, 4),)
+
+    @pytest.mark.exportable(modes=["non_strict"], dynamic_shapes={"x": {0: B}}, checks=["numerics"])
+    def test_profile_count():
+        return Lin(), (torch.randn(4, 4),)
+"""
+
+
+@pytest.mark.parametrize(("profile", "marker", "own", "profile_count"), [("three", 8, (4, 8), (1, 3)),
+                                                                         ("many", 3, (1, 3), (4, 200))])
+def test_marker_examples_beat_the_hypothesis_profile(project, records, profile, marker, own, profile_count):
+    # A subprocess: --hypothesis-profile sets hypothesis' process-wide settings.
+    project.makeini("[pytest]\n")  # no export_examples: the profile is the run's default
+    project.makeconftest(project.path.joinpath("conftest.py").read_text() + PROFILES)
+    project.makepyfile(test_m=COUNTED.replace("EXAMPLES", str(marker)))
+    project.runpytest_subprocess(f"--hypothesis-profile={profile}", "-p", "no:cacheprovider").assert_outcomes(passed=2)
+    tried = {r["test"].split("::")[1]: r["outcome"]["examples"]["tried"] for r in records()["records"]}
+    # distinct shapes only are counted, so a run may count fewer than it drew
+    assert own[0] <= tried["test_own_count[non_strict]"] <= own[1], tried
+    assert profile_count[0] <= tried["test_profile_count[non_strict]"] <= profile_count[1], tried
