@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import platform
+import stat
 import sys
 import tempfile
 import time
@@ -21,7 +22,9 @@ import pytest
 from pytest_export import __version__
 from pytest_export.gate import GateResult, Scope, compare, summary_lines, updated_baseline
 from pytest_export.records import RECORDS, SELECTED, record_key
-from pytest_export.report import ReportError, build_report, load_report, nodeid_file, report_format, write_report
+from pytest_export.report import (
+    ReportError, build_report, load_report, nodeid_file, report_format, temp_prefix, write_report,
+)
 
 __all__ = ["add_options", "ReportingPlugin", "environment"]
 
@@ -49,8 +52,16 @@ def _fail(message: str) -> NoReturn:
 
 
 def _check_writable(path: Path, shown: str, option: str) -> None:
-    if path.is_dir():
+    try:
+        info = path.stat()
+    except (FileNotFoundError, NotADirectoryError):  # a missing directory is made (or refused) below
+        info = None
+    except OSError as exc:  # a name too long, a loop of links, ...
+        _fail(f"{option} {shown}: cannot be used as a file path ({exc.strerror or exc})")
+    if info is not None and stat.S_ISDIR(info.st_mode):
         _fail(f"{option} {shown}: is a directory, expected a file path")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        _fail(f"{option} {shown}: is not a regular file (a FIFO, a device, ...); expected a file path")
     parent = path.parent
     try:
         # Like --junitxml, create missing directories (CI writes to a fresh reports/ folder).
@@ -60,7 +71,7 @@ def _check_writable(path: Path, shown: str, option: str) -> None:
     # os.access says yes to root, on read-only mounts and under ACLs: create the temporary
     # file the atomic write will need, so an unwritable path stops the run before any test.
     try:
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=parent)
+        fd, probe = tempfile.mkstemp(prefix=temp_prefix(path), suffix=".probe", dir=parent)
     except OSError as exc:
         _fail(f"{option} {shown}: directory {_shown(parent)} is not writable ({exc.strerror or exc})")
     os.close(fd)
@@ -78,6 +89,7 @@ class ReportingPlugin:
         self.report_paths = self._report_paths()
         self.update: bool = bool(config.getoption("export_baseline_update", default=False))
         self.baseline_path = self._baseline_path()
+        self._refuse_report_over_baseline()
         self.baseline = self._load_baseline()
         self.gate: GateResult | None = None
         self.files: set[str] = set()
@@ -101,17 +113,34 @@ class ReportingPlugin:
             paths.append(path)
         return paths
 
+    def _refuse_report_over_baseline(self) -> None:
+        # A report written over the baseline replaces the committed reference with one run's
+        # (perhaps partial) results: only --export-baseline-update may do that.
+        if self.baseline_path is None or self.update:
+            return
+        for path in self.report_paths:
+            if _same_file(path, self.baseline_path):
+                _fail(
+                    f"--export-report {_shown(path)} is the --export-baseline file: writing the report would "
+                    "overwrite the baseline; write the report elsewhere, or pass --export-baseline-update "
+                    "to replace the baseline"
+                )
+
     def _load_baseline(self) -> dict[str, Any] | None:
         path = self.baseline_path
         if path is None:
             if self.update:
                 _fail("--export-baseline-update needs --export-baseline=PATH (or ini export_baseline)")
             return None
+        try:
+            exists = path.exists()
+        except OSError as exc:  # a name too long, a loop of links, ...
+            _fail(f"--export-baseline: {_shown(path)}: cannot be used as a file path ({exc.strerror or exc})")
         if self.update:
             _check_writable(path, _shown(path), "--export-baseline")
-            if not path.exists():
+            if not exists:
                 return None  # the first --export-baseline-update creates it
-        elif not path.exists():
+        elif not exists:
             _fail(f"--export-baseline: {_shown(path)}: file does not exist; create it with --export-baseline-update")
         try:
             return load_report(path, _shown(path))
@@ -236,6 +265,13 @@ class ReportingPlugin:
             terminalreporter.write_line(line)
         for line in self.problems:
             terminalreporter.write_line(line, red=True, bold=True)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one does not exist yet: compare the names, links resolved
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _shown(path: Path | None) -> str:

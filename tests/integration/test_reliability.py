@@ -335,3 +335,40 @@ def test_under_pytest_timeouts_signal_method_the_case_is_recorded_as_timeout_fir
     assert (hung["verdict"], hung["outcome"]["failure"]["stage"]) == ("timeout", "eager")
     assert "Timeout >2" not in result.stdout.str()
     assert fine["verdict"] == "passed"
+
+
+def test_a_tiny_engine_limit_never_leaks_its_alarm_into_later_code():
+    import signal
+    import time
+
+    import torch
+
+    import exportcore
+
+    def mine(signum, frame):  # pragma: no cover - must never run
+        raise AssertionError("an alarm reached code after the case")
+
+    previous = signal.signal(signal.SIGALRM, mine)
+    try:
+        for _ in range(3):
+            # The alarm fires while the timer is being armed: it must still stay inside the case.
+            outcome = exportcore.check(torch.nn.Linear(2, 2), (torch.ones(1, 2),), timeout=1e-9, examples=0,
+                                       checks=["numerics"])
+            assert outcome.status == "timeout"
+            assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+            assert signal.getsignal(signal.SIGALRM) is mine
+        end = time.monotonic() + 3  # longer than any retry or backstop the deadline arms
+        while time.monotonic() < end:
+            sum(range(1000))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("limit", ["1e-9", "0.05"])
+def test_an_absurdly_small_export_timeout_is_a_usage_error(pytester, limit):
+    pytester.makepyfile(test_p="def test_p():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--export-timeout={limit}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert (f"--export-timeout must be at least 0.1 s: no export finishes sooner, so every case would time out "
+            f"(it is in seconds), got {float(limit):g}") in result.stderr.str()
