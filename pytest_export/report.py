@@ -159,7 +159,7 @@ def _is_str_list(value: Any) -> bool:
 
 def _validate_scope(scope: dict[str, Any]) -> None:
     # Missing fields mean "unknown" (gate.Scope.from_dict); present ones must have their type.
-    for name in ("files", "modes", "deselected"):
+    for name in ("files", "modes", "deselected", "tests", "ran"):
         if scope.get(name) is not None and not _is_str_list(scope[name]):
             raise ValueError(f"scope.{name} must be a list of strings or null, got {type(scope[name]).__name__}")
     not_run = scope.get("not_run")
@@ -167,6 +167,11 @@ def _validate_scope(scope: dict[str, Any]) -> None:
         isinstance(not_run, list) and all(_is_str_list(k) and len(k) == 2 for k in not_run)
     ):
         raise ValueError("scope.not_run must be a list of [case, mode] string pairs")
+    shard = scope.get("shard")
+    if shard is not None and not (
+        isinstance(shard, list) and len(shard) == 2 and all(type(v) is int for v in shard) and 1 <= shard[0] <= shard[1]
+    ):
+        raise ValueError(f"scope.shard must be [index, count] with 1 <= index <= count, got {shard!r}")
     if "filtered" in scope and not isinstance(scope["filtered"], bool):
         raise ValueError(f"scope.filtered must be bool, got {type(scope['filtered']).__name__}")
 
