@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
+from pytest_export.journaling import note_done, note_started
 from pytest_export.marker import ExportSpec
 from pytest_export.options import OPTIONS
 from pytest_export.runner import add_record, engine_options, make_record, run_engine, warn_findings
@@ -48,11 +49,14 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
         checks = extra.pop("checks", None)
         spec = ExportSpec(checks=tuple(checks) if checks is not None else None, examples=extra.pop("examples", None))
         case = Case(model=model, args=args, kwargs=kwargs, **extra)
+        note_started(item, case_id, mode)  # a crash from here on is recorded as this case's
         # Like exportcore.check(): wrong arguments raise here, a broken case comes back as an Outcome.
         outcome = run_engine(item, case, mode, engine_options(item, spec, options, case_id), raise_bad_arguments=True)
         item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
         duration = time.perf_counter() - start
-        add_record(item, make_record(item.nodeid, case_id, mode, outcome.status, None, duration, outcome))
+        record = make_record(item.nodeid, case_id, mode, outcome.status, None, duration, outcome)
+        add_record(item, record)
+        note_done(item, record)
         warn_findings(outcome)
         return outcome
 

@@ -35,6 +35,10 @@ __all__ = ["RunOptions", "OPTIONS", "add_options", "resolve"]
 OPTIONS = pytest.StashKey["RunOptions"]()
 
 FINDINGS = ("warning", "error")
+#: The smallest --export-timeout accepted. Exporting and checking a one-op function takes ~30 ms
+#: on a warm 2-core machine; a limit below 0.1 s can only turn every case into a timeout (a typo,
+#: or milliseconds meant), so it is refused rather than run.
+MIN_TIMEOUT_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,11 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
     timeout = _number(config, "export_timeout", float)
     if timeout is not None and not timeout > 0:  # also refuses nan
         raise pytest.UsageError(f"--export-timeout must be positive (seconds), got {timeout}")
+    if timeout is not None and timeout < MIN_TIMEOUT_S:
+        raise pytest.UsageError(
+            f"--export-timeout must be at least {MIN_TIMEOUT_S:g} s: no export finishes sooner, so every case "
+            f"would time out (it is in seconds), got {timeout:g}"
+        )
     findings = _raw(config, "export_findings") or "warning"
     if findings not in FINDINGS:
         raise pytest.UsageError(f"export_findings must be one of {', '.join(FINDINGS)}, got {findings!r}")

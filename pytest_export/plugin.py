@@ -30,6 +30,7 @@ from exportcore.modes import mode_names
 from exportcore.outcome import Failure, Outcome
 from pytest_export import hookspecs
 from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module's fixtures are registered
+from pytest_export.journaling import InflightDir, WorkerNotes, distributed
 from pytest_export.marker import MARKER, MARKER_HELP, MarkerError, parse_marker
 from pytest_export.options import OPTIONS, add_options, resolve
 from pytest_export.records import RECORDS, SELECTED, record_key, split_mode
@@ -65,10 +66,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
         # Workers must not race on one compile cache (torch writes one for compiling modes).
         use_worker_cache_dirs(config.workerinput["workerid"])  # type: ignore[attr-defined]
+        config.pluginmanager.register(WorkerNotes(config), "export-worker-notes")
         return
     config.pluginmanager.register(Controller(config), "export-controller")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistController(config, config.stash[OPTIONS].known_modes), "export-xdist")
+        if distributed(config):
+            config.pluginmanager.register(InflightDir(), "export-inflight")
     reporting = _reporting()
     if reporting is not None:
         config.pluginmanager.register(reporting.ReportingPlugin(config), "export-reporting")
