@@ -19,7 +19,7 @@ from pytest_export import explain
 from pytest_export.marker import Expectation, ExportSpec
 from pytest_export.options import RunOptions
 from pytest_export.records import item_case_id
-from pytest_export.sanitize import clean_text, clean_tree
+from pytest_export.sanitize import clean_text, clean_tree, shown_text
 
 __all__ = [
     "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "MODE_PARAM", "add_record",
@@ -37,9 +37,10 @@ class ExportCheckFailed(pytest.fail.Exception):  # type: ignore[misc,name-define
     """An exportable test failed; the message is the whole report, shown without a Python traceback."""
 
     def __init__(self, text: str, headline: str = "") -> None:
+        text = shown_text(text)  # no terminal escapes or NUL bytes from a model's message in CI logs
         super().__init__(text, pytrace=False)
         #: One line for pytest's short test summary (set on the report in makereport).
-        self.headline = headline or text.splitlines()[0]
+        self.headline = shown_text(headline) if headline else text.splitlines()[0]
 
 
 class ExportFindingWarning(UserWarning):
