@@ -20,6 +20,7 @@ from pytest_export.marker import Expectation, ExportSpec
 from pytest_export.options import RunOptions
 from pytest_export.records import item_case_id
 from pytest_export.sanitize import clean_text, clean_tree, shown_text
+from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
     "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "MODE_PARAM", "add_record",
@@ -103,6 +104,11 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
 def run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any], *,
                raise_bad_arguments: bool = False) -> Outcome:
     """Return the Outcome of one (case, mode) from a plugin's pytest_export_run or the engine."""
+    with torch_logs_hidden(not wants_traceback(item.config)):
+        return _run_engine(item, case, mode, kwargs, raise_bad_arguments)
+
+
+def _run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any], raise_bad_arguments: bool) -> Outcome:
     outcome = item.ihook.pytest_export_run(item=item, case=case, mode=mode, options=dict(kwargs))
     if outcome is not None:
         return outcome
