@@ -10,7 +10,7 @@ import pytest
 from pytest_export.journaling import note_done, note_started
 from pytest_export.marker import ExportSpec
 from pytest_export.options import OPTIONS
-from pytest_export.runner import add_record, engine_options, make_record, run_engine, warn_findings
+from pytest_export.runner import add_record, clean_outcome, engine_options, make_record, run_engine, warn_findings
 
 if TYPE_CHECKING:
     from exportcore.outcome import Outcome
@@ -53,11 +53,12 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
         # Like exportcore.check(): wrong arguments raise here, a broken case comes back as an Outcome.
         outcome = run_engine(item, case, mode, engine_options(item, spec, options, case_id), raise_bad_arguments=True)
         item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
+        outcome = clean_outcome(outcome)
+        warn_findings(item, outcome)
         duration = time.perf_counter() - start
-        record = make_record(item.nodeid, case_id, mode, outcome.status, None, duration, outcome)
+        record = make_record(item.nodeid, case_id, mode, outcome.status, None, duration, outcome, source="fixture")
         add_record(item, record)
         note_done(item, record)
-        warn_findings(outcome)
         return outcome
 
     return check

@@ -51,10 +51,10 @@ def note_done(item: pytest.Item, record: dict[str, Any]) -> None:
 
 
 def _running(item: pytest.Item, mode_of: Callable[[pytest.Item], str | None]) -> dict[str, Any]:
-    from pytest_export.records import split_mode
+    from pytest_export.records import item_case_id
 
     mode = mode_of(item)
-    return {"test": item.nodeid, "case": split_mode(item.nodeid, mode) if mode else None, "mode": mode}
+    return {"test": item.nodeid, "case": item_case_id(item, mode) if mode else None, "mode": mode}
 
 
 def recover_stale(path: Path, shown: str) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import unittest
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -14,7 +15,7 @@ from exportcore.case import CHECKS
 from exportcore.categories import CATEGORIES
 from exportcore.modes import mode_names
 
-__all__ = ["MARKER", "MARKER_HELP", "Expectation", "ExportSpec", "MarkerError", "parse_marker"]
+__all__ = ["MARKER", "MARKER_HELP", "Expectation", "ExportSpec", "MarkerError", "parse_marker", "refused_item"]
 
 MARKER = "exportable"
 
@@ -66,7 +67,8 @@ def parse_marker(args: Sequence[Any], kwargs: Mapping[str, Any], known_modes: Se
         raise MarkerError(f"takes keyword arguments only, got positional {args!r}")
     unknown = sorted(set(kwargs) - set(ARGUMENTS))
     if unknown:
-        raise MarkerError(f"unknown argument {unknown[0]!r}; expected one of {', '.join(ARGUMENTS)}")
+        raise MarkerError(f"unknown argument {unknown[0]!r}{_did_you_mean(unknown[0], ARGUMENTS)}; "
+                          f"expected one of {', '.join(ARGUMENTS)}")
     dynamic_shapes = kwargs.get("dynamic_shapes")
     # torch.export takes a dict, tuple or list (or a ShapesCollection, which is dict-like).
     if dynamic_shapes is not None and not _is_shapes_container(dynamic_shapes):
@@ -113,7 +115,7 @@ def _names(arg: str, value: Any, known: Iterable[str], what: str) -> tuple[str, 
         if not isinstance(name, str):
             raise MarkerError(f"{arg} must contain {what} names (str), got {name!r}")
         if name not in known:
-            raise MarkerError(f"{arg}: unknown {what} {name!r}; known: {', '.join(known)}")
+            raise MarkerError(f"{arg}: unknown {what} {name!r}{_did_you_mean(name, known)}; known: {', '.join(known)}")
         if name not in names:
             names.append(name)
     return tuple(names)
@@ -167,3 +169,37 @@ def _check_category(mode: str, category: str | None) -> None:
         raise MarkerError(
             f"expect[{mode!r}]['category']: unknown category {category!r}{also}; known: {', '.join(CATEGORIES)}"
         )
+
+
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def refused_item(node: Any, mode: str | None, known_modes: Sequence[str]) -> str | None:
+    """Return why an exportable test cannot be checked truthfully (made a collection error), or None.
+
+    A unittest.TestCase method is never parametrized over modes nor called by pytest, so the
+    marker would be silently ignored; pytest's own xfail marker next to ``expect=`` for the
+    same mode would hide whether that expectation still holds (XFAIL either way).
+    """
+    marker = node.get_closest_marker(MARKER) if hasattr(node, "get_closest_marker") else None
+    if marker is None:
+        return None
+    cls = getattr(node, "cls", None)
+    if isinstance(cls, type) and issubclass(cls, unittest.TestCase):
+        return (f"{node.nodeid}: @pytest.mark.{MARKER} does not work on a unittest.TestCase method "
+                "(pytest cannot parametrize it over export modes, so nothing would be exported); "
+                "make it a plain test function or a method of a class that is not a TestCase, "
+                "or call exportcore.check(model, args, mode=...) in the method and assert on the outcome")
+    if mode is None or node.get_closest_marker("xfail") is None:
+        return None
+    try:
+        spec = parse_marker(marker.args, marker.kwargs, known_modes)
+    except MarkerError:
+        return None  # reported where the test is parametrized
+    if mode in spec.expect:
+        return (f"{node.nodeid}: @pytest.mark.xfail together with @pytest.mark.{MARKER}(expect=...) for mode "
+                f"{mode!r}: pytest's xfail would report XFAIL even when the export now passes; keep one "
+                "(expect= states the expected failure per mode)")
+    return None

@@ -31,10 +31,11 @@ from exportcore.outcome import Failure, Outcome
 from pytest_export import hookspecs
 from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module's fixtures are registered
 from pytest_export.journaling import InflightDir, WorkerNotes, distributed
-from pytest_export.marker import MARKER, MARKER_HELP, MarkerError, parse_marker
+from pytest_export.marker import MARKER, MARKER_HELP, MarkerError, parse_marker, refused_item
 from pytest_export.options import OPTIONS, add_options, resolve
-from pytest_export.records import RECORDS, SELECTED, record_key, split_mode
-from pytest_export.runner import ITEM_RECORDS, ExportCheckFailed, MODE_PARAM, error_outcome, make_record, run_exportable
+from pytest_export.records import RECORDS, SELECTED, item_case_id, record_key
+from pytest_export.runner import (ITEM_RECORDS, ExportCheckFailed, MODE_PARAM, error_outcome, make_record,
+                                  run_exportable, settle_verdict)
 from pytest_export.summary import MAX_ROWS, summary_lines
 from pytest_export.xdist_support import XdistController, is_worker, publish_selected
 
@@ -142,6 +143,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             crash.message = call.excinfo.value.headline  # the short summary line
     records = item.stash.get(ITEM_RECORDS, None)
     if records:
+        for record in records:
+            if record.get("source") == "marker":
+                settle_verdict(record, report, call.excinfo)  # pytest's xfail, warnings as errors, ...
         report.export_records = list(records)
         item.stash[ITEM_RECORDS] = []
         return report
@@ -149,6 +153,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if mode is not None and call.when in ("setup", "call") and not report.passed:
         # The test never produced a case (fixture error, exception, skip): record that, not nothing.
         report.export_records = [_unrun_record(item, mode, call, report)]
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
+    """Make a collection error of exportable tests that could not be checked truthfully (see refused_item)."""
+    report = yield
+    if report.passed and report.result:
+        known = collector.config.stash[OPTIONS].known_modes
+        problems = [p for p in (refused_item(node, item_mode(node), known) for node in report.result) if p]
+        if problems:
+            report.outcome = "failed"
+            report.longrepr = "\n".join(problems)
+            report.result = []
     return report
 
 
@@ -167,7 +185,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for item in session.items:
         mode = item_mode(item)
         if mode is not None:
-            keys.add((split_mode(item.nodeid, mode), mode))
+            keys.add((item_case_id(item, mode), mode))
     if is_worker(session.config):
         publish_selected(session.config, keys)
     else:
@@ -215,7 +233,7 @@ def _has_no_mode(item: pytest.Item) -> bool:
 
 
 def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], report: pytest.TestReport) -> dict:
-    case_id = split_mode(item.nodeid, mode)
+    case_id = item_case_id(item, mode)
     message = str(call.excinfo.value) if call.excinfo else str(report.longrepr)
     if report.skipped:
         verdict = "xfailed" if hasattr(report, "wasxfail") else "skipped"

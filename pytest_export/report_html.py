@@ -14,6 +14,7 @@ from typing import Any, Iterable
 from pytest_export.report import EXPORTABLE, PROBLEMS
 from pytest_export.report_charts import categories_section, charts_section, stage_sorted
 from pytest_export.report_style import CSS, MODE_ORDER, VERDICT_LABEL
+from pytest_export.sanitize import shown_text
 
 __all__ = ["render_html", "record_anchor"]
 
@@ -21,7 +22,7 @@ _CODE_LIMIT = 40_000  # characters of graph code / tracebacks per record
 
 
 def _e(value: Any) -> str:
-    return escape(str(value), quote=True)
+    return escape(shown_text(value), quote=True)
 
 
 def _cap(text: str, limit: int = _CODE_LIMIT) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 from pytest_export.report import EXPORTABLE, PROBLEMS
 from pytest_export.report_style import MODE_ORDER, VERDICT_MARK
+from pytest_export.sanitize import shown_text
 
 __all__ = ["render_markdown"]
 
@@ -24,7 +25,7 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
 
 def _text(value: Any, limit: int = MAX_TEXT) -> str:
     """Return ``value`` as one escaped Markdown line."""
-    s = " ".join(str(value).split())
+    s = " ".join(shown_text(value).split())
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     return _MD_SPECIAL.sub(r"\\\1", s).replace("&", "&amp;")
@@ -32,13 +33,18 @@ def _text(value: Any, limit: int = MAX_TEXT) -> str:
 
 def _code(value: Any, limit: int = MAX_TEXT, *, cell: bool = False) -> str:
     """Return ``value`` as an inline code span (``cell``: safe inside a table cell)."""
-    s = " ".join(str(value).split())
+    s = " ".join(shown_text(value).split())
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     if cell:
         s = s.replace("|", "\\|")  # GFM splits cells before it sees code spans
-    fence = "``" if "`" in s else "`"
-    return f"{fence} {s} {fence}" if fence == "``" else f"`{s}`"
+    if not s:
+        return ""
+    # The fence must be longer than any backtick run inside, or the text closes the span
+    # and what follows (raw HTML, images) is rendered.
+    longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    return f"{fence} {s} {fence}" if longest else f"`{s}`"
 
 
 def _modes(records: list[dict[str, Any]]) -> list[str]:
