@@ -53,5 +53,10 @@ def split_mode(nodeid: str, mode: str) -> str:
     if not nodeid.endswith("]") or "[" not in nodeid:
         return nodeid
     base, _, params = nodeid[:-1].partition("[")
-    parts = [p for p in params.split("-") if p != mode]
+    parts = params.split("-")
+    width = len(mode.split("-"))  # a device key spans two id parts: "strict-cuda"
+    for start in range(len(parts) - width, -1, -1):
+        if "-".join(parts[start:start + width]) == mode:
+            parts = parts[:start] + parts[start + width:]
+            break
     return f"{base}[{'-'.join(parts)}]" if parts else base

@@ -22,7 +22,7 @@ from pytest_export.options import RunOptions
 from pytest_export.records import split_mode
 
 __all__ = [
-    "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "MODE_PARAM", "add_record",
+    "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "MODE_PARAM", "add_record", "column_options",
     "case_from_result", "engine_options", "error_outcome", "judge", "make_record", "pytest_timeout_share",
     "run_engine", "run_exportable", "wants_traceback", "warn_findings",
 ]
@@ -99,14 +99,36 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
     return kwargs
 
 
+def column_options(column: str, spec: ExportSpec | None, options: RunOptions) -> tuple[str, dict[str, Any]]:
+    """Return the engine mode and the target/device keyword arguments of a result key (``aoti-cuda``)."""
+    from exportcore.targets import TARGETS, parse_label
+
+    name, device = parse_label(column)
+    extra: dict[str, Any] = {} if device == "cpu" else {"device": device}
+    if name not in TARGETS:
+        return name, extra
+    extra["target"] = name
+    target_options = (spec.target_options if spec else {}).get(name)
+    if target_options:
+        extra["target_options"] = dict(target_options)
+    mode = (spec.target_mode if spec else None) or options.target_mode or "non_strict"
+    return mode, extra
+
+
 def run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any], *,
                raise_bad_arguments: bool = False) -> Outcome:
-    """Return the Outcome of one (case, mode) from a plugin's pytest_export_run or the engine."""
+    """Return the Outcome of one (case, mode) from a plugin's pytest_export_run or the engine.
+
+    ``mode`` is the result key: a mode, or a target (``kwargs`` then name the export mode
+    it starts from in ``export_mode``), with ``-cuda`` for another device.
+    """
     outcome = item.ihook.pytest_export_run(item=item, case=case, mode=mode, options=dict(kwargs))
     if outcome is not None:
         return outcome
     from exportcore.check import check_case
 
+    kwargs = dict(kwargs)
+    mode = kwargs.pop("export_mode", mode)
     try:
         return check_case(case, mode, **kwargs)
     except (TypeError, ValueError) as exc:
@@ -180,7 +202,9 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
     """Export what the test returned in ``mode``, record it, and raise unless it passes (or xfails)."""
     start = time.perf_counter()
     case_id = split_mode(item.nodeid, mode)
-    expect = spec.expect.get(mode)
+    from exportcore.targets import parse_label
+
+    expect = spec.expect.get(mode) or spec.expect.get(parse_label(mode)[0])
     case: Case | None = None
     try:
         case = case_from_result(result, spec)
@@ -188,7 +212,11 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
         outcome = error_outcome(case_id, mode, "TypeError", f"{item.nodeid}: {exc}")
     else:
         case = item.ihook.pytest_export_case(item=item, case=case, mode=mode) or case
-        outcome = run_engine(item, case, mode, engine_options(item, spec, options, case_id))
+        engine_mode, extra = column_options(mode, spec, options)
+        kwargs = {**engine_options(item, spec, options, case_id), **extra}
+        if engine_mode != mode:
+            kwargs["export_mode"] = engine_mode
+        outcome = run_engine(item, case, mode, kwargs)
     item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
     verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config))
     add_record(item, make_record(item.nodeid, case_id, mode, verdict, expect,
