@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from exportcore.outcome import Outcome, SchemaError
+from pytest_export.report_runtimes import runtime_tables
 
 __all__ = [
     "REPORT_SCHEMA",
@@ -123,6 +124,7 @@ def build_report(
         "summary": summarize(checked),
         "gate": gate,
         "records": checked,
+        "runtimes": runtime_tables(checked),
     }
 
 
@@ -230,6 +232,7 @@ def validate_report(data: Any, source: str = "report") -> dict[str, Any]:
     out["scope"] = data.get("scope") or {}
     out.setdefault("gate", None)
     out["summary"] = summarize(out["records"])
+    out["runtimes"] = runtime_tables(out["records"])
     return out
 
 

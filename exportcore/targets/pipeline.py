@@ -232,6 +232,23 @@ def _explore(run: Run, target: Target, runner: Runner, tol: tuple) -> None:
     run.fail(failure)
 
 
+def _just_below_min(run: Run) -> list[tuple[str, tuple, dict]]:
+    """Return one input per named dim declared ``min >= 2`` at ``min - 1`` (torch's own probes skip 0/1)."""
+    from exportcore.shapes import synthesize
+
+    out = []
+    for name, root in run.spec.roots.items():
+        if root.kind != "named" or root.min is None or root.min < 2:
+            continue
+        try:
+            shapes = run.spec.shapes_for(run.spec.example_assignment() | {name: root.min - 1})
+            args, kwargs = synthesize(run.args, run.kwargs, shapes, seed=run.seed)
+        except Exception:  # noqa: BLE001 - a spec whose relations cannot take that size: no such probe
+            continue
+        out.append((f"below_min:{name}", args, kwargs))
+    return out
+
+
 def _reject(run: Run, target: Target, runner: Runner, tol: tuple) -> None:
     """Out-of-range shapes: each must be refused by the runtime's own input checks."""
     from exportcore.shapes import reject_inputs
@@ -241,9 +258,13 @@ def _reject(run: Run, target: Target, runner: Runner, tol: tuple) -> None:
     inside: list[str] = []
     with run.clock.stage("guards"):
         cases = reject_inputs(run.spec, run.args, run.kwargs, count=max(4, min(run.examples, 12)), seed=run.seed)
-        for label, args, kwargs in cases:
-            expected = _eager(run, args, kwargs)
+        seen: set[str] = set()
+        for label, args, kwargs in [*_just_below_min(run), *cases]:
             shapes = _shapes_text(args, kwargs)
+            if shapes in seen:
+                continue
+            seen.add(shapes)
+            expected = _eager(run, args, kwargs)
             row = {"shapes": shapes, "kind": f"out of range ({label})",
                    MODULE_COLUMN: _module_verdict(run, args, kwargs, expected)}
             try:
