@@ -261,7 +261,9 @@ def _pipeline(run: Run) -> None:
         return
     reference = programs.eager_reference(run)
     ep = programs.capture(run)
-    if run.mode.name in _KEEP_FOR_TARGETS:
+    from exportcore.targets import cache as kept
+
+    if kept.enabled() and run.mode.name in _KEEP_FOR_TARGETS:
         from exportcore.targets.pipeline import remember_export
 
         remember_export(run, ep)

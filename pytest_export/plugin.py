@@ -75,6 +75,15 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(reporting.ReportingPlugin(config), "export-reporting")
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Drop the inference exports kept for targets: they hold model weights."""
+    import sys
+
+    cache = sys.modules.get("exportcore.targets.cache")
+    if cache is not None:
+        cache.enable(False)
+
+
 def pytest_report_header(config: pytest.Config) -> str | None:
     """Show the run's export settings when they are not the defaults, or with -v."""
     options = config.stash[OPTIONS]

@@ -22,6 +22,8 @@ __all__ = ["enable", "enabled", "fingerprint", "lookup", "store", "clear"]
 _MAX_ENTRIES = 4
 _ENTRIES: OrderedDict[tuple, tuple[Any, str]] = OrderedDict()
 _ENABLED = [False]
+#: Lookups answered and missed in this process (for tests and benchmarks).
+stats = {"hits": 0, "misses": 0}
 
 
 def enable(on: bool = True) -> None:
@@ -60,14 +62,15 @@ def fingerprint(model: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> s
 def lookup(key: tuple) -> Any:
     """Return the kept export for ``key`` if its state is unchanged since it was stored, else None."""
     entry = _ENTRIES.get(key)
-    if entry is None:
-        return None
-    ep, state_digest = entry
-    if _program_state_digest(ep) != state_digest:
+    if entry is not None and _program_state_digest(entry[0]) != entry[1]:
         del _ENTRIES[key]
+        entry = None
+    if entry is None:
+        stats["misses"] += 1
         return None
+    stats["hits"] += 1
     _ENTRIES.move_to_end(key)
-    return ep
+    return entry[0]
 
 
 def store(key: tuple, ep: Any) -> None:

@@ -59,7 +59,7 @@ def run_target(run: Run) -> None:
         ep = capture(run)
         remember_export(run, ep)
     else:
-        run.outcome.notes.append(f"{name}: started from the {run.mode.name} export already made in this process")
+        # No note in the outcome: serial and xdist runs (where the mode ran elsewhere) must record the same.
         _describe_program(run, ep)
         run.programs["ep"] = ep
     run.programs["exported"] = ep.module()
