@@ -46,6 +46,8 @@ STAGES = (
     "training",  # gradients / buffer mutations differ from eager
     "guards",  # accept / reject checks on concrete shapes
     "state",  # parameter / buffer parity
+    "lower",  # a target: lowering / compiling the exported program (exportcore.targets)
+    "load",  # a target: loading the artifact in its runtime
 )
 
 
@@ -132,6 +134,8 @@ class Outcome:
     examples: ExampleStats = field(default_factory=ExampleStats)
     counterexample: Counterexample | None = None
     notes: list[str] = field(default_factory=list)  # what was and was not checked
+    #: Targets: one row per input tried, {"shapes", "kind", ".module()", <target>} -> accepted/rejected/...
+    shape_table: list[dict[str, str]] = field(default_factory=list)
     torch_version: str = ""
     schema: int = SCHEMA_VERSION
 
@@ -256,6 +260,7 @@ _CONTAINERS: dict[str, tuple[Any, str]] = {
     "range_constraints": (_dict_of(str), "an object of str"),
     "op_histogram": (_dict_of(int), "an object of int"),
     "shapes": (_dict_of(_list_of(int)), "an object of int lists"),
+    "shape_table": (lambda v: isinstance(v, list) and all(_dict_of(str)(r) for r in v), "a list of objects of str"),
 }
 _OPTIONAL_STR = ("input", "exportdb_case")
 

@@ -13,7 +13,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from exportcore.case import CHECKS
 from exportcore.categories import CATEGORIES
+from exportcore.devices import DEVICES
 from exportcore.modes import mode_names
+from exportcore.targets import TARGETS, column_label
 
 __all__ = ["MARKER", "MARKER_HELP", "Expectation", "ExportSpec", "MarkerError", "parse_marker", "refused_item"]
 
@@ -25,10 +27,13 @@ MARKER_HELP = (
     "exportcore.Case; pytest-export runs it once per export mode (strict, non_strict, training) "
     "and checks it exports and behaves like eager. expect={mode: reason} marks an expected "
     "failure (like xfail(strict=True)); expect={mode: {'reason': ..., 'category': ...}} also pins "
-    "the failure category."
+    "the failure category. targets=['aoti', 'onnx', 'executorch'] also checks the case in those "
+    "runtimes (target_mode='strict' to start from a strict export; target_options={'aoti': "
+    "{'check_inputs': True}}); devices=['cpu', 'cuda'] runs each on those devices."
 )
 
-ARGUMENTS = ("dynamic_shapes", "modes", "checks", "rtol", "atol", "examples", "inputs", "expect")
+ARGUMENTS = ("dynamic_shapes", "modes", "checks", "rtol", "atol", "examples", "inputs", "expect",
+             "targets", "devices", "target_mode", "target_options")
 
 
 class MarkerError(ValueError):
@@ -59,6 +64,10 @@ class ExportSpec:
     examples: int | None = None
     inputs: Any = None
     expect: Mapping[str, Expectation] = field(default_factory=dict)
+    targets: tuple[str, ...] | None = None
+    devices: tuple[str, ...] | None = None
+    target_mode: str | None = None
+    target_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def parse_marker(args: Sequence[Any], kwargs: Mapping[str, Any], known_modes: Sequence[str]) -> ExportSpec:
@@ -87,8 +96,33 @@ def parse_marker(args: Sequence[Any], kwargs: Mapping[str, Any], known_modes: Se
     inputs = kwargs.get("inputs")
     if inputs is not None and not callable(inputs) and not _is_strategy(inputs):
         raise MarkerError(f"inputs must be a callable or a hypothesis strategy, got {type(inputs).__name__}")
-    expect = _expectations(kwargs.get("expect"), modes if modes is not None else tuple(known_modes))
-    return ExportSpec(dynamic_shapes, modes, checks, rtol, atol, examples, inputs, expect)
+    targets = _names("targets", kwargs.get("targets"), TARGETS, "target")
+    devices = _names("devices", kwargs.get("devices"), DEVICES, "device")
+    if devices == ():
+        raise MarkerError("devices must name at least one device")
+    target_mode = kwargs.get("target_mode")
+    if target_mode is not None and target_mode not in ("strict", "non_strict"):
+        raise MarkerError(f"target_mode must be 'strict' or 'non_strict', got {target_mode!r}")
+    target_options = _target_options(kwargs.get("target_options"))
+    names = (*(modes if modes is not None else tuple(known_modes)), *TARGETS)
+    expect = _expectations(kwargs.get("expect"), (*names, *(column_label(n, d) for n in names for d in DEVICES)))
+    return ExportSpec(dynamic_shapes, modes, checks, rtol, atol, examples, inputs, expect,
+                      targets, devices, target_mode, target_options)
+
+
+def _target_options(value: Any) -> dict[str, dict[str, Any]]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise MarkerError(f"target_options must be a dict {{target: {{option: value}}}}, got {type(value).__name__}")
+    out: dict[str, dict[str, Any]] = {}
+    for name, options in value.items():
+        if name not in TARGETS:
+            raise MarkerError(f"target_options: unknown target {name!r}; known: {', '.join(TARGETS)}")
+        if not isinstance(options, Mapping):
+            raise MarkerError(f"target_options[{name!r}] must be a dict, got {type(options).__name__}")
+        out[name] = dict(options)
+    return out
 
 
 def _is_shapes_container(value: Any) -> bool:
@@ -138,7 +172,8 @@ def _expectations(value: Any, modes: Sequence[str]) -> dict[str, Expectation]:
     out: dict[str, Expectation] = {}
     for mode, spec in value.items():
         if mode not in modes:
-            raise MarkerError(f"expect names mode {mode!r}, which this test does not run (modes: {', '.join(modes)})")
+            raise MarkerError(f"expect names mode {mode!r}, which this test does not run "
+                              f"(modes: {', '.join(m for m in modes if '-' not in m)})")
         if isinstance(spec, str):
             if not spec.strip():
                 raise MarkerError(f"expect[{mode!r}] must be a non-empty reason, got {spec!r}")

@@ -28,6 +28,7 @@ import pytest
 
 from exportcore.modes import mode_names
 from exportcore.outcome import Failure, Outcome
+from exportcore.targets import TARGETS, parse_label
 from pytest_export import hookspecs
 from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module's fixtures are registered
 from pytest_export.journaling import InflightDir, WorkerNotes, distributed
@@ -71,7 +72,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     config.pluginmanager.register(Controller(config), "export-controller")
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(XdistController(config, config.stash[OPTIONS].known_modes), "export-xdist")
+        config.pluginmanager.register(XdistController(config, config.stash[OPTIONS].known_columns()), "export-xdist")
         if distributed(config):
             config.pluginmanager.register(InflightDir(), "export-inflight")
     reporting = _reporting()
@@ -79,10 +80,20 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(reporting.ReportingPlugin(config), "export-reporting")
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Drop the inference exports kept for targets: they hold model weights."""
+    import sys
+
+    cache = sys.modules.get("exportcore.targets.cache")
+    if cache is not None:
+        cache.enable(False)
+
+
 def pytest_report_header(config: pytest.Config) -> str | None:
     """Show the run's export settings when they are not the defaults, or with -v."""
     options = config.stash[OPTIONS]
-    changed = any(v is not None for v in (options.modes, options.checks, options.examples, options.timeout))
+    changed = any(v is not None for v in (options.modes, options.checks, options.examples, options.timeout,
+                                          options.devices, options.target_mode)) or bool(options.targets)
     if not (changed or options.findings_as_errors or config.get_verbosity() > 0):
         return None
     return "export: " + "; ".join([
@@ -91,6 +102,9 @@ def pytest_report_header(config: pytest.Config) -> str | None:
         f"examples {options.examples if options.examples is not None else 'default'}",
         f"timeout {f'{options.timeout:g}s' if options.timeout else 'none'}",
         f"findings {'error' if options.findings_as_errors else 'warning'}",
+        *([f"targets {', '.join(options.targets)} (from {options.target_mode or 'non_strict'})"]
+          if options.targets else []),
+        *([f"devices {', '.join(options.devices)}"] if options.devices else []),
     ])
 
 
@@ -110,7 +124,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if problem:
         # Outside the except block, so the error shows without "During handling of ..." chaining.
         pytest.fail(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER}: {problem}", pytrace=False)
-    modes = options.modes_for(spec.modes)
+    modes = options.columns_for(spec.modes, spec.targets, spec.devices)
+    if any(parse_label(m)[0] in TARGETS for m in modes):
+        from exportcore.targets import cache
+
+        cache.enable()  # this process keeps inference exports, so its targets need not export again
     if MODE_PARAM not in metafunc.fixturenames:
         # A test may take export_mode as an argument; otherwise make room for the parameter.
         metafunc.fixturenames.append(MODE_PARAM)
@@ -209,7 +227,7 @@ class Controller:
         if self.config.get_verbosity() < -1:
             return
         full = self.config.get_verbosity() > 0
-        lines = summary_lines(self.config.stash[RECORDS], self.config.stash[OPTIONS].known_modes,
+        lines = summary_lines(self.config.stash[RECORDS], self.config.stash[OPTIONS].known_columns(),
                               max_rows=None if full else MAX_ROWS)
         if lines:
             terminalreporter.write_sep("=", "export matrix")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from exportcore.outcome import Outcome, SchemaError
+from pytest_export.report_runtimes import runtime_tables
 
 __all__ = [
     "REPORT_SCHEMA",
@@ -125,6 +126,7 @@ def build_report(
         "summary": summarize(checked),
         "gate": gate,
         "records": checked,
+        "runtimes": runtime_tables(checked),
     }
 
 
@@ -237,6 +239,7 @@ def validate_report(data: Any, source: str = "report") -> dict[str, Any]:
     out["scope"] = data.get("scope") or {}
     out.setdefault("gate", None)
     out["summary"] = summarize(out["records"])
+    out["runtimes"] = runtime_tables(out["records"])
     return out
 
 

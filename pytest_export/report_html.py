@@ -13,6 +13,7 @@ from typing import Any, Iterable
 
 from pytest_export.report import EXPORTABLE, PROBLEMS
 from pytest_export.report_charts import categories_section, charts_section, stage_sorted
+from pytest_export.report_runtimes import runtime_tables, runtimes_html
 from pytest_export.report_style import CSS, MODE_ORDER, VERDICT_LABEL
 from pytest_export.sanitize import shown_text
 
@@ -310,7 +311,8 @@ def render_html(report: dict[str, Any]) -> str:
     title = f"pytest-export: {summary.get('verdicts', {}).get('passed', 0)}/{summary.get('total', 0)} passed"
     body = [
         _header(report), _cards(summary), _gate(report.get("gate")), _failure_index(records, anchors),
-        _matrix(records, anchors), categories_section(report), _details(records, anchors), charts_section(report),
+        _matrix(records, anchors), runtimes_html(report.get("runtimes") or runtime_tables(records)),
+        categories_section(report), _details(records, anchors), charts_section(report),
         _all_records(records, anchors),
     ]
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

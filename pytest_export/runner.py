@@ -24,7 +24,7 @@ from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
     "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "MODE_PARAM", "add_record",
-    "case_from_result", "clean_outcome", "engine_options", "error_outcome", "judge", "make_record",
+    "case_from_result", "clean_outcome", "column_options", "engine_options", "error_outcome", "judge", "make_record",
     "pytest_timeout_share", "run_engine", "run_exportable", "settle_verdict", "wants_traceback", "warn_findings",
 ]
 
@@ -103,9 +103,29 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
     return kwargs
 
 
+def column_options(column: str, spec: ExportSpec | None, options: RunOptions) -> tuple[str, dict[str, Any]]:
+    """Return the engine mode and the target/device keyword arguments of a result key (``aoti-cuda``)."""
+    from exportcore.targets import TARGETS, parse_label
+
+    name, device = parse_label(column)
+    extra: dict[str, Any] = {} if device == "cpu" else {"device": device}
+    if name not in TARGETS:
+        return name, extra
+    extra["target"] = name
+    target_options = (spec.target_options if spec else {}).get(name)
+    if target_options:
+        extra["target_options"] = dict(target_options)
+    mode = (spec.target_mode if spec else None) or options.target_mode or "non_strict"
+    return mode, extra
+
+
 def run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any], *,
                raise_bad_arguments: bool = False) -> Outcome:
-    """Return the Outcome of one (case, mode) from a plugin's pytest_export_run or the engine."""
+    """Return the Outcome of one (case, mode) from a plugin's pytest_export_run or the engine.
+
+    ``mode`` is the result key: a mode, or a target (``kwargs`` then name the export mode
+    it starts from in ``export_mode``), with ``-cuda`` for another device.
+    """
     with torch_logs_hidden(not wants_traceback(item.config)):
         return _run_engine(item, case, mode, kwargs, raise_bad_arguments)
 
@@ -116,6 +136,8 @@ def _run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any]
         return outcome
     from exportcore.check import check_case
 
+    kwargs = dict(kwargs)
+    mode = kwargs.pop("export_mode", mode)
     try:
         return check_case(case, mode, **kwargs)
     except (TypeError, ValueError) as exc:
@@ -199,7 +221,9 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
     """Export what the test returned in ``mode``, record it, and raise unless it passes (or xfails)."""
     start = time.perf_counter()
     case_id = item_case_id(item, mode)
-    expect = spec.expect.get(mode)
+    from exportcore.targets import parse_label
+
+    expect = spec.expect.get(mode) or spec.expect.get(parse_label(mode)[0])
     case: Case | None = None
     try:
         case = case_from_result(result, spec)
@@ -207,7 +231,11 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
         outcome = error_outcome(case_id, mode, "TypeError", f"{item.nodeid}: {exc}")
     else:
         case = item.ihook.pytest_export_case(item=item, case=case, mode=mode) or case
-        outcome = run_engine(item, case, mode, engine_options(item, spec, options, case_id))
+        engine_mode, extra = column_options(mode, spec, options)
+        kwargs = {**engine_options(item, spec, options, case_id), **extra}
+        if engine_mode != mode:
+            kwargs["export_mode"] = engine_mode
+        outcome = run_engine(item, case, mode, kwargs)
     item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
     outcome = clean_outcome(outcome)
     warn_findings(item, outcome)

@@ -43,9 +43,11 @@ def mode_of(nodeid: str, modes: Sequence[str]) -> str | None:
     if not nodeid.endswith("]") or "[" not in nodeid:
         return None
     params = nodeid[:-1].partition("[")[2].split("-")
-    for part in reversed(params):
-        if part in modes:
-            return part
+    for end in range(len(params), 0, -1):
+        for width in (2, 1):  # "strict-cuda" (a mode on a device) before "strict"
+            part = "-".join(params[max(0, end - width):end])
+            if part in modes:
+                return part
     return None
 
 
