@@ -68,11 +68,13 @@ def check(
     findings_as_errors: bool = False,
     timeout: float | None = None,
     hypothesis_settings: Any = None,
+    explain: str = "fix",
 ) -> Outcome:
     """Export ``model`` once in ``mode``, run every enabled check, and return the Outcome.
 
     Raises TypeError/ValueError only for wrong arguments (naming the argument); every
-    failure of the model or of the export is reported in the returned Outcome.
+    failure of the model or of the export is reported in the returned Outcome. ``explain``
+    ("off", "fix", "full") is the extra work spent on a failing case (exportcore.explain).
     """
     import torch
 
@@ -81,6 +83,8 @@ def check(
         isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
     ):
         raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+    if explain not in ("off", "fix", "full"):
+        raise ValueError(f"explain must be 'off', 'fix' or 'full', got {explain!r}")
     kwargs = dict(kwargs or {})
     case_id = case_id or _default_case_id(model)
     model = _as_module(model)
@@ -123,6 +127,10 @@ def check(
             )
         finally:
             run.programs.clear()
+        if outcome.status == "failed" and explain != "off":
+            from exportcore.explain import explain as explain_failure
+
+            outcome.explanation = explain_failure(run, explain, timeout)
     outcome.timings = run.clock.timings
     if outcome.status == "passed" and any(f.severity == "error" for f in outcome.findings):
         first = next(f for f in outcome.findings if f.severity == "error")
