@@ -47,6 +47,7 @@ class RunOptions:
     timeout: float | None = None
     findings_as_errors: bool = False
     seed: int | None = None  # from --hypothesis-seed
+    explain: bool = False  # --export-explain: submodule search and draft_export on failing cases
 
     def modes_for(self, wanted: tuple[str, ...] | None) -> list[str]:
         """Return the modes a test runs: its own (or all known) narrowed by --export-modes."""
@@ -74,6 +75,11 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
                     help="stop a case after SECONDS and record it as timeout (ini export_timeout)")
     group.addoption("--export-findings", dest="export_findings", default=None, choices=FINDINGS,
                     help="treat findings (specialized dims, ...) as warnings (default) or errors")
+    group.addoption("--export-explain", dest="export_explain", action="store_true", default=None,
+                    help="on failing cases also find the failing submodule and list every issue "
+                    "(draft_export); costs extra exports per failure only (ini export_explain)")
+    parser.addini("export_explain", "explain failing cases in full (see --export-explain)", type="bool",
+                  default=False)
     parser.addini("export_modes", "export modes to run, comma-separated", default="")
     parser.addini("export_checks", "checks to run, comma-separated", default="")
     parser.addini("export_examples", "hypothesis-drawn input shapes per case and mode", default="")
@@ -94,7 +100,9 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
     findings = _raw(config, "export_findings") or "warning"
     if findings not in FINDINGS:
         raise pytest.UsageError(f"export_findings must be one of {', '.join(FINDINGS)}, got {findings!r}")
-    return RunOptions(known_modes, modes, checks, examples, timeout, findings == "error", _seed(config))
+    explain = config.getoption("export_explain")
+    explain = bool(config.getini("export_explain")) if explain is None else explain
+    return RunOptions(known_modes, modes, checks, examples, timeout, findings == "error", _seed(config), explain)
 
 
 def _raw(config: pytest.Config, name: str) -> str:

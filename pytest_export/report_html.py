@@ -14,6 +14,7 @@ from typing import Any, Iterable
 from pytest_export.report import EXPORTABLE, PROBLEMS
 from pytest_export.report_charts import categories_section, charts_section, stage_sorted
 from pytest_export.report_style import CSS, MODE_ORDER, VERDICT_LABEL
+from pytest_export.story import explanation_html
 
 __all__ = ["render_html", "record_anchor"]
 
@@ -155,6 +156,7 @@ def _failure_meta(record: dict[str, Any]) -> str:
             ("user source", where),
             ("ExportDB case", f"<code>{_e(f['exportdb_case'])}</code>" if f.get("exportdb_case") else ""),
         ]
+        rows += explanation_html(record.get("outcome") or {}, f.get("exportdb_case"))
     if expect:
         rows.append(("expected failure", _e(expect.get("reason", "")) +
                      (f" (category <code>{_e(expect['category'])}</code>)" if expect.get("category") else "")))

@@ -96,6 +96,8 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
     if options.seed is not None:
         kwargs["seed"] = options.seed
     kwargs["hypothesis_settings"] = _hypothesis_settings()
+    if options.explain:
+        kwargs["explain"] = "full"
     return kwargs
 
 

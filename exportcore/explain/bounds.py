@@ -39,6 +39,7 @@ class Solution:
     bounds: tuple[int, int | None] | None  # the supported (min, max); None: no range satisfies the guards
     guards: tuple[str, ...]  # the guards, spelled with the dim's name
     note: str = ""  # why the bounds are not the answer, when they are not
+    step: int = 1  # > 1: only every step-th value from bounds[0] satisfies the guards (declare a derived dim)
 
 
 def violations(message: str) -> list[Violation]:
@@ -81,6 +82,11 @@ def _bounds(name: str, guards: list[str], tests: list[Callable[[int], bool]],
     if not good:
         return Solution(name, None, tuple(guards), f"no {name} in {_show(lo, hi)} satisfies the guard(s)")
     runs = _runs(good)
+    steps = {b - a for a, b in zip(good, good[1:])}
+    if len(good) > 2 and len(steps) == 1 and next(iter(steps)) > 1:
+        step = next(iter(steps))
+        last = hi if good[-1] + step > top else good[-1]
+        return Solution(name, (good[0], last), tuple(guards), step=step)
     anchor = example if example is not None and any(a <= example <= b for a, b in runs) else None
     start, end = next(((a, b) for a, b in runs if anchor is not None and a <= anchor <= b),
                       max(runs, key=lambda r: r[1] - r[0]))
@@ -207,11 +213,13 @@ class _Sympify(ast.NodeVisitor):
         return self.sp.And(*parts) if len(parts) > 1 else parts[0]
 
     def visit_Call(self, node: ast.Call) -> Any:
-        name = node.func.id if isinstance(node.func, ast.Name) else ""
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
         args = [self.visit(a) for a in node.args]
         sp = self.sp
         table: dict[str, Callable[..., Any]] = {
-            "round": self.round, "floor": sp.floor, "FloorToInt": sp.floor, "ceiling": sp.ceiling,
+            "round": self.round, "floor": sp.floor, "FloorToInt": sp.floor, "ceiling": sp.ceiling, "ceil": sp.ceiling,
+            "int": lambda a: sp.sign(a) * sp.floor(sp.Abs(a)),
             "CeilToInt": sp.ceiling, "Max": sp.Max, "Min": sp.Min, "Mod": sp.Mod, "PythonMod": sp.Mod,
             "FloorDiv": lambda a, b: sp.floor(a / b), "IntTrueDiv": lambda a, b: a / b,
             "FloatTrueDiv": lambda a, b: a / b, "Abs": sp.Abs, "Eq": sp.Eq, "Ne": sp.Ne,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import re
 import shutil
 import tempfile
 from typing import TYPE_CHECKING, Any, Iterator
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["draft_issues", "available"]
 
 _MAX_ISSUES = 20
+_HINT = re.compile(r"DimHint\((AUTO|DYNAMIC|STATIC)(?:, )?")
 _MESSAGE_MAX = 300
 
 
@@ -44,9 +46,9 @@ def draft_issues(run: Run) -> tuple[list[DraftIssue], list[str]]:
     prepare(run)
     try:
         with _private_logs(), _quiet():
-            ep = torch.export.draft_export(
-                run.model, args, kwargs or None, dynamic_shapes=run.dynamic_shapes, strict=run.mode.strict
-            )
+            # Non-strict whatever the mode: draft_export gives up at dynamo's first graph break.
+            ep = torch.export.draft_export(run.model, args, kwargs or None, dynamic_shapes=run.dynamic_shapes,
+                                           strict=False)
     except Exception as exc:  # noqa: BLE001 - draft_export gives up on some failures; the verdict stands
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return [], [f"draft_export could not run: {type(exc).__name__}: {first[:200]}"]
@@ -57,15 +59,30 @@ def draft_issues(run: Run) -> tuple[list[DraftIssue], list[str]]:
         return [], ["draft_export returned no report (torch changed its private ep._report)"]
     issues: list[DraftIssue] = []
     seen: set[tuple[str, str, str]] = set()
-    names = getattr(report, "str_to_filename", {}) or {}
+    names = _filenames(report)
     for failure in getattr(report, "failures", []):
         issue = _issue(failure, names)
         key = (issue.kind, issue.location, issue.message)
-        if key not in seen:
+        # A guard on a data-dependent value restates the data-dependent error reported at the same line.
+        echo = issue.kind == "GUARD_ADDED" and any(i.location == issue.location for i in issues)
+        if key not in seen and not echo:
             seen.add(key)
             issues.append(issue)
     notes = [f"{len(issues) - _MAX_ISSUES} more draft_export issues not listed"] if len(issues) > _MAX_ISSUES else []
     return issues[:_MAX_ISSUES], notes
+
+
+def _filenames(report: Any) -> dict[Any, str]:
+    # torch logs each file name once per process (an intern table); later reports lack the earlier names.
+    names: dict[Any, str] = {}
+    try:
+        from torch._logging.structured import INTERN_TABLE
+
+        names.update({index: name for name, index in INTERN_TABLE.items()})
+    except ImportError:  # pragma: no cover - older torch: the report's own table only
+        pass
+    names.update(getattr(report, "str_to_filename", {}) or {})
+    return names
 
 
 def _issue(failure: Any, names: dict[Any, str]) -> DraftIssue:
@@ -76,9 +93,12 @@ def _issue(failure: Any, names: dict[Any, str]) -> DraftIssue:
         message = f"could not decide {data.get('expr')} from traced values"
         suggestion = f"torch._check({data.get('expr')}) before the line, or torch.cond for a branch"
     elif kind == "GUARD_ADDED":
-        message = f"guard added: {data.get('expr')}"
+        expr = str(data.get("expr"))
+        for symbol, source in sorted((data.get("symbol_to_sources") or {}).items(), key=lambda kv: -len(kv[0])):
+            expr = re.sub(rf"\b{re.escape(symbol)}\b", str(source), expr)
+        message = f"guard added: {expr}"
         new = data.get("new_dynamic_shapes")
-        suggestion = f"dynamic_shapes = {new}" if new is not None else ""
+        suggestion = _HINT.sub(r"Dim.\1(", f"dynamic_shapes = {new}").replace("()", "") if new is not None else ""
     elif kind in ("MISSING_FAKE_KERNEL", "MISMATCHED_FAKE_KERNEL"):
         op = data.get("op", "?")
         message = f"{kind.lower().replace('_', ' ')} for {op}"

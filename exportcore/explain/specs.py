@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["replace_bounds", "render_spec", "dim_bounds"]
+__all__ = ["replace_bounds", "render_spec", "dim_bounds", "spec_changes"]
 
 
 def _is_dim(value: Any) -> bool:
@@ -44,24 +44,37 @@ def dim_bounds(dynamic_shapes: Any) -> dict[str, tuple[int, int | None]]:
     return out
 
 
-def replace_bounds(dynamic_shapes: Any, bounds: dict[str, tuple[int, int | None]]) -> Any:
-    """Return a copy of the spec whose root Dims named in ``bounds`` get those (min, max)."""
+def replace_bounds(dynamic_shapes: Any, bounds: dict[str, tuple[int, int | None]],
+                   steps: dict[str, int] | None = None) -> Any:
+    """Return a copy of the spec whose root Dims named in ``bounds`` get those (min, max).
+
+    A dim in ``steps`` takes only every step-th value from its min: it becomes ``step * _name + offset``.
+    """
     from torch.export import Dim
 
     made: dict[str, Any] = {}
+    steps = steps or {}
 
     def new_root(dim: Any) -> Any:
         name = dim.__name__
         if name not in bounds:
             return dim
+        if name not in made and steps.get(name, 1) > 1:
+            lo, hi = bounds[name]
+            step, offset = steps[name], lo % steps[name]
+            inner = Dim(f"_{name}", min=lo // step, max=None if hi is None else (hi - offset) // step)
+            made[name] = step * inner + offset if offset else step * inner
         if name not in made:
             lo, hi = bounds[name]
-            made[name] = Dim(name, min=lo, max=hi) if hi is not None else Dim(name, min=lo)
+            # One value left: the dim is static (a Dim cannot have min == max).
+            made[name] = lo if lo == hi else Dim(name, min=lo, max=hi) if hi is not None else Dim(name, min=lo)
         return made[name]
 
     def visit(value: Any) -> Any:
         if _is_derived(value):
             root = new_root(value.root)
+            if isinstance(root, int):
+                return int(value.fn(root))
             return value if root is value.root else type(value)(value.__name__, root, value.fn)
         if _is_dim(value):
             return new_root(value)
@@ -134,3 +147,23 @@ def _map(value: Any, fn: Any) -> Any:
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
         return type(value)(_map(v, fn) for v in value)
     return fn(value)
+
+
+def spec_changes(before: Any, after: Any, where: str = "dynamic_shapes") -> list[str]:
+    """Return one line per leaf of the spec that differs, e.g. ``dynamic_shapes['x'][2]: h [32, 128] -> h [33, 128]``."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        return [line for k in before if k in after for line in spec_changes(before[k], after[k], f"{where}[{k!r}]")]
+    if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)) and len(before) == len(after):
+        return [line for i, (b, a) in enumerate(zip(before, after)) for line in spec_changes(b, a, f"{where}[{i}]")]
+    old, new = _leaf(before), _leaf(after)
+    return [] if old == new else [f"{where}: {old} -> {new}"]
+
+
+def _leaf(value: Any) -> str:
+    dim = value.root if _is_derived(value) else value
+    if _is_dim(dim):
+        lo, hi = _bound(dim.min) or 0, _bound(dim.max)
+        return f"{_source(value)} [{lo}, {'int_oo' if hi is None else hi}]"
+    if isinstance(value, int):
+        return f"static {value}"
+    return _source(value)
