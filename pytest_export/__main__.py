@@ -11,6 +11,8 @@ import sys
 from typing import Sequence
 
 from pytest_export.gate import summary_lines
+from pytest_export.investigate import add_parser as add_explain_parser
+from pytest_export.investigate import explain_command
 from pytest_export.merge import merge_reports
 from pytest_export.report import ReportError, load_report, report_format, write_report
 
@@ -38,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
         help="keep going when shards disagree on a (case, mode) verdict (the failing one is kept)",
     )
     merge.add_argument("-v", "--verbose", action="store_true", help="list deselected and new keys too")
+    add_explain_parser(sub)
     return parser
 
 
@@ -87,6 +90,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "merge":
         return _merge(args)
+    if args.command == "explain":
+        return explain_command(args)
     raise AssertionError(args.command)  # argparse rejects unknown commands
 
 

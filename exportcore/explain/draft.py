@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["draft_issues", "available"]
 
 _MAX_ISSUES = 20
+_UNBACKED = re.compile(r"\bu\d+\b")  # torch's symbols for data-dependent values
 _HINT = re.compile(r"DimHint\((AUTO|DYNAMIC|STATIC)(?:, )?")
 _MESSAGE_MAX = 300
 
@@ -64,7 +65,8 @@ def draft_issues(run: Run) -> tuple[list[DraftIssue], list[str]]:
         issue = _issue(failure, names)
         key = (issue.kind, issue.location, issue.message)
         # A guard on a data-dependent value restates the data-dependent error reported at the same line.
-        echo = issue.kind == "GUARD_ADDED" and any(i.location == issue.location for i in issues)
+        echo = (issue.kind == "GUARD_ADDED" and _UNBACKED.search(issue.message) is not None
+                and any(i.location == issue.location for i in issues))
         if key not in seen and not echo:
             seen.add(key)
             issues.append(issue)
