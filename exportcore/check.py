@@ -76,6 +76,7 @@ def check(
     target: str | None = None,
     device: str = "cpu",
     target_options: Mapping[str, Any] | None = None,
+    explain: str = "fix",
 ) -> Outcome:
     """Export ``model`` once in ``mode``, run every enabled check, and return the Outcome.
 
@@ -86,7 +87,8 @@ def check(
     lowered to that runtime and the checks run there (outcome.mode is the target's name);
     ``device`` ("cpu", "cuda") moves model and inputs first (outcome.mode gains "-cuda").
     Raises TypeError/ValueError only for wrong arguments (naming the argument); every
-    failure of the model or of the export is reported in the returned Outcome.
+    failure of the model or of the export is reported in the returned Outcome. ``explain``
+    ("off", "fix", "full") is the extra work spent on a failing case (exportcore.explain).
     """
     import torch
 
@@ -105,6 +107,8 @@ def check(
         except ValueError as exc:
             raise ValueError(f"input_budget: {exc}") from None
     examples = examples_for(examples, hypothesis_settings)
+    if explain not in ("off", "fix", "full"):
+        raise ValueError(f"explain must be 'off', 'fix' or 'full', got {explain!r}")
     kwargs = dict(kwargs or {})
     case_id = case_id or _default_case_id(model)
     model = _as_module(model)
@@ -162,6 +166,10 @@ def check(
             )
         finally:
             run.programs.clear()
+        if outcome.status == "failed" and explain != "off":
+            from exportcore.explain import explain as explain_failure
+
+            outcome.explanation = explain_failure(run, explain, timeout)
     move_model(model, home)  # the user's model goes back where it was
     outcome.timings = run.clock.timings
     if outcome.status == "passed" and any(f.severity == "error" for f in outcome.findings):

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Sequence
 
 from pytest_export.gate import summary_lines
+from pytest_export.investigate import add_parser as add_explain_parser
+from pytest_export.investigate import explain_command
 from pytest_export.merge import MergeError, merge_reports
 from pytest_export.report import ReportError, load_report, report_format, write_report
 
@@ -59,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     recover.add_argument("reports", nargs="+", metavar="REPORT", help="report paths (or their .journal files)")
     recover.add_argument("--watch", type=int, metavar="PID", help=argparse.SUPPRESS)
+    add_explain_parser(sub)
     return parser
 
 
@@ -167,6 +170,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _merge(args)
     if args.command == "recover":
         return _recover(args)
+    if args.command == "explain":
+        return explain_command(args)
     raise AssertionError(args.command)  # argparse rejects unknown commands
 
 

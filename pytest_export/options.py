@@ -70,6 +70,7 @@ class RunOptions:
         """Return every result key this run can produce (for node ids of crashed workers)."""
         names = [*self.known_modes, *TARGETS]
         return tuple(column_label(n, d) for d in DEVICES for n in names)
+    explain: bool = False  # --export-explain: submodule search and draft_export on failing cases
 
     def modes_for(self, wanted: tuple[str, ...] | None) -> list[str]:
         """Return the modes a test runs: its own (or all known) narrowed by --export-modes."""
@@ -112,6 +113,11 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
     parser.addini("export_targets", "runtimes to check every case in, comma-separated", default="")
     parser.addini("export_devices", "devices to run on, comma-separated (default cpu)", default="")
     parser.addini("export_target_mode", "the export mode targets start from", default="")
+    group.addoption("--export-explain", dest="export_explain", action="store_true", default=None,
+                    help="on failing cases also find the failing submodule and list every issue "
+                    "(draft_export); costs extra exports per failure only (ini export_explain)")
+    parser.addini("export_explain", "explain failing cases in full (see --export-explain)", type="bool",
+                  default=False)
     parser.addini("export_modes", "export modes to run, comma-separated", default="")
     parser.addini("export_checks", "checks to run, comma-separated", default="")
     parser.addini("export_examples", "hypothesis-drawn input shapes per case and mode", default="")
@@ -137,6 +143,8 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
     findings = _raw(config, "export_findings") or "warning"
     if findings not in FINDINGS:
         raise pytest.UsageError(f"export_findings must be one of {', '.join(FINDINGS)}, got {findings!r}")
+    explain = config.getoption("export_explain")
+    explain = bool(config.getini("export_explain")) if explain is None else explain
     targets = _names(config, "export_targets", TARGETS, "target") or ()
     devices = _names(config, "export_devices", DEVICES, "device")
     if devices == ():
@@ -146,7 +154,7 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
         raise pytest.UsageError(f"--export-target-mode must be strict or non_strict, got {target_mode!r}")
     return RunOptions(known_modes, modes, checks, examples, timeout, findings == "error", _seed(config),
                       input_budget=_input_budget(config), targets=targets, devices=devices,
-                      target_mode=target_mode)
+                      target_mode=target_mode, explain=explain)
 
 
 def _input_budget(config: pytest.Config) -> int | None:

@@ -16,6 +16,7 @@ from pytest_export.report_charts import categories_section, charts_section, stag
 from pytest_export.report_runtimes import runtime_tables, runtimes_html
 from pytest_export.report_style import CSS, MODE_ORDER, VERDICT_LABEL
 from pytest_export.sanitize import shown_text
+from pytest_export.story import explanation_html
 
 __all__ = ["render_html", "record_anchor"]
 
@@ -157,6 +158,7 @@ def _failure_meta(record: dict[str, Any]) -> str:
             ("user source", where),
             ("ExportDB case", f"<code>{_e(f['exportdb_case'])}</code>" if f.get("exportdb_case") else ""),
         ]
+        rows += explanation_html(record.get("outcome") or {}, f.get("exportdb_case"))
     if expect:
         rows.append(("expected failure", _e(expect.get("reason", "")) +
                      (f" (category <code>{_e(expect['category'])}</code>)" if expect.get("category") else "")))

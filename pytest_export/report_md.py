@@ -13,6 +13,7 @@ from pytest_export.report import EXPORTABLE, PROBLEMS
 from pytest_export.report_runtimes import runtime_tables, runtimes_markdown
 from pytest_export.report_style import MODE_ORDER, VERDICT_MARK
 from pytest_export.sanitize import shown_text
+from pytest_export.story import explanation_markdown
 
 __all__ = ["render_markdown"]
 
@@ -130,6 +131,7 @@ def _failures(records: list[dict[str, Any]]) -> list[str]:
             out.append(f"  - hint: {_text(f['hint'])}")
         if f.get("exportdb_case"):
             out.append(f"  - ExportDB: {_code(f['exportdb_case'])}")
+        out += explanation_markdown(r.get("outcome") or {})
         ce = (r.get("outcome") or {}).get("counterexample")
         if ce and ce.get("shapes"):
             shapes = ", ".join(f"{k}={list(v)}" for k, v in ce["shapes"].items())

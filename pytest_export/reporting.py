@@ -409,4 +409,5 @@ def environment(config: pytest.Config, records: list[dict[str, Any]], duration: 
         "workers": config.getoption("numprocesses", default=None),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(time.time() - duration)),
         "duration_s": round(duration, 2),
+        "rootdir": str(config.rootpath),  # where `python -m pytest_export explain` re-runs a case
     }

@@ -100,6 +100,8 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
     if options.input_budget is not None:
         kwargs["input_budget"] = options.input_budget
     kwargs["hypothesis_settings"] = _hypothesis_settings()
+    if options.explain:
+        kwargs["explain"] = "full"
     return kwargs
 
 
@@ -235,6 +237,8 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
         kwargs = {**engine_options(item, spec, options, case_id), **extra}
         if engine_mode != mode:
             kwargs["export_mode"] = engine_mode
+        if expect is not None and not options.explain:
+            kwargs["explain"] = "off"  # a declared expected failure is known: no fix to compute
         outcome = run_engine(item, case, mode, kwargs)
     item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
     outcome = clean_outcome(outcome)
