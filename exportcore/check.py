@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from exportcore.case import CHECKS, DEFAULT_CHECKS, Case
 from exportcore.modes import Mode, get_mode
@@ -41,6 +41,9 @@ class Run:
     model_state: Any = None
     spec: Any = None
     programs: dict[str, Any] = field(default_factory=dict)  # label -> callable exported module
+    target: str | None = None  # exportcore.targets: check this runtime instead of the mode's programs
+    device: str = "cpu"
+    target_options: Mapping[str, Any] = field(default_factory=dict)
 
     def fail(self, failure: Failure, status: str = "failed") -> None:
         self.outcome.status = status
@@ -70,14 +73,22 @@ def check(
     timeout: float | None = None,
     hypothesis_settings: Any = None,
     input_budget: int | str | None = None,
+    target: str | None = None,
+    device: str = "cpu",
+    target_options: Mapping[str, Any] | None = None,
+    explain: str = "fix",
 ) -> Outcome:
     """Export ``model`` once in ``mode``, run every enabled check, and return the Outcome.
 
     ``examples`` shapes are drawn (default: the ``hypothesis_settings`` profile's
     ``max_examples`` when it sets one, else 10), none whose tensor inputs take more than
-    ``input_budget`` bytes (``"256MiB"`` works too; default: see exportcore.input_budget). Raises TypeError/ValueError only for wrong
-    arguments (naming the argument); every failure of the model or of the export is
-    reported in the returned Outcome.
+    ``input_budget`` bytes (``"256MiB"`` works too; default: see exportcore.input_budget).
+    With ``target`` ("aoti", "onnx", "executorch") the inference export in ``mode`` is
+    lowered to that runtime and the checks run there (outcome.mode is the target's name);
+    ``device`` ("cpu", "cuda") moves model and inputs first (outcome.mode gains "-cuda").
+    Raises TypeError/ValueError only for wrong arguments (naming the argument); every
+    failure of the model or of the export is reported in the returned Outcome. ``explain``
+    ("off", "fix", "full") is the extra work spent on a failing case (exportcore.explain).
     """
     import torch
 
@@ -85,6 +96,7 @@ def check(
     from exportcore.input_budget import budget_notes, default_budget, parse_bytes
 
     mode_obj = _validate(model, args, kwargs, mode, checks, examples, rtol, atol)
+    label = _target_label(mode_obj, target, device, target_options)
     if timeout is not None and (
         isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
     ):
@@ -95,6 +107,8 @@ def check(
         except ValueError as exc:
             raise ValueError(f"input_budget: {exc}") from None
     examples = examples_for(examples, hypothesis_settings)
+    if explain not in ("off", "fix", "full"):
+        raise ValueError(f"explain must be 'off', 'fix' or 'full', got {explain!r}")
     kwargs = dict(kwargs or {})
     case_id = case_id or _default_case_id(model)
     model = _as_module(model)
@@ -103,16 +117,28 @@ def check(
     spec = _parse_spec(model, args, kwargs, dynamic_shapes)
     if spec is not None:
         spec = spec.with_budget(input_budget if input_budget is not None else default_budget(spec.example_bytes()))
-    outcome = Outcome(case_id=case_id, mode=mode_obj.name, checks=sorted(set(checks)), torch_version=str(torch.__version__))
+    outcome = Outcome(case_id=case_id, mode=label, checks=sorted(set(checks)), torch_version=str(torch.__version__))
+    if spec is not None:
+        outcome.declared = spec.declared_ranges()
+        outcome.notes.extend(budget_notes(spec))
+    from exportcore.devices import device_unavailable, model_device, move_inputs, move_model
+
+    reason = device_unavailable(device)
+    if reason is not None:
+        outcome.status = "skipped"
+        outcome.failure = Failure(stage="input", category="device", exc_type="DeviceUnavailable", message=reason)
+        return outcome
+    home = model_device(model) if device != "cpu" else None
+    if device != "cpu":
+        move_model(model, device)
+        args, kwargs = move_inputs(args, kwargs, device)
     run = Run(
         model=model, args=tuple(args), kwargs=kwargs, dynamic_shapes=dynamic_shapes, mode=mode_obj,
         checks=frozenset(checks), rtol=rtol, atol=atol, examples=examples, inputs=inputs, seed=seed,
         findings_as_errors=findings_as_errors, hypothesis_settings=hypothesis_settings,
-        outcome=outcome, clock=StageClock(), spec=spec,
+        outcome=outcome, clock=StageClock(), spec=spec, target=target, device=device,
+        target_options=dict(target_options or {}),
     )
-    if spec is not None:
-        outcome.declared = spec.declared_ranges()
-        outcome.notes.extend(budget_notes(spec))
 
     from exportcore.isolation import isolated
 
@@ -140,6 +166,11 @@ def check(
             )
         finally:
             run.programs.clear()
+        if outcome.status == "failed" and explain != "off":
+            from exportcore.explain import explain as explain_failure
+
+            outcome.explanation = explain_failure(run, explain, timeout)
+    move_model(model, home)  # the user's model goes back where it was
     outcome.timings = run.clock.timings
     if outcome.status == "passed" and any(f.severity == "error" for f in outcome.findings):
         first = next(f for f in outcome.findings if f.severity == "error")
@@ -185,6 +216,22 @@ def _validate(model: Any, args: Any, kwargs: Any, mode: str, checks: Any, exampl
     return mode_obj
 
 
+def _target_label(mode: Mode, target: Any, device: Any, options: Any) -> str:
+    """Validate target/device/target_options; return the outcome's column key (e.g. ``aoti``, ``strict-cuda``)."""
+    from exportcore.devices import DEVICES
+    from exportcore.targets import TARGETS, column_label
+
+    if target is not None and target not in TARGETS:
+        raise ValueError(f"target: unknown target {target!r}; expected one of {list(TARGETS)} or None")
+    if target is not None and mode.training:
+        raise ValueError(f"target {target!r} starts from an inference export; mode {mode.name!r} is training")
+    if device not in DEVICES:
+        raise ValueError(f"device: unknown device {device!r}; expected one of {list(DEVICES)}")
+    if options is not None and not isinstance(options, Mapping):
+        raise TypeError(f"target_options must be a dict or None, got {type(options).__name__}")
+    return column_label(target or mode.name, device)
+
+
 def _as_module(model: Any) -> Any:
     """Wrap a plain callable in an nn.Module whose forward has the callable's signature."""
     import inspect
@@ -226,11 +273,26 @@ def _parse_spec(model: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> A
     return ShapeSpec.from_export_spec(dynamic_shapes, tuple(args), kwargs, model=model)
 
 
+#: Modes whose export a target can start from (kept only while a session asked for targets).
+_KEEP_FOR_TARGETS = ("strict", "non_strict")
+
+
 def _pipeline(run: Run) -> None:
     from exportcore import programs, runtime
 
+    if run.target is not None:
+        from exportcore.targets.pipeline import run_target
+
+        run_target(run)
+        return
     reference = programs.eager_reference(run)
     ep = programs.capture(run)
+    from exportcore.targets import cache as kept
+
+    if kept.enabled() and run.mode.name in _KEEP_FOR_TARGETS:
+        from exportcore.targets.pipeline import remember_export
+
+        remember_export(run, ep)
     programs.add_programs(run, ep)
     programs.numerics_on_examples(run, reference)
     if "state" in run.checks:

@@ -40,6 +40,11 @@ LINKS: tuple[Link, ...] = (
          "reshape_specializes_dim"),
     Link("", r"must always be equal", _CAPTURE, "unrelated_dims_must_be_equal"),
     Link("", r"must always be related to", _CAPTURE, "undeclared_derived_relation"),
+    # size arithmetic: the shape of the violated guard says which code made it
+    Link("", r"satisfy the generated guard .*\bround\(", _CAPTURE, "round_on_size"),
+    Link("", r"satisfy the generated guard .*\b(math\.)?(floor|ceil|trunc)\(", _CAPTURE, "floor_on_size"),
+    Link("", r"satisfy the generated guard .*\(1 \+ .*//.*\) != 1", _CAPTURE, "conv_output_size_guard"),
+    Link("", r"satisfy the generated guard .*//", _CAPTURE, "floordiv_on_size"),
     Link("", r"Not all values of .* satisfy the generated guard", _CAPTURE, "range_narrowed_by_check"),
     # operators and fake kernels
     Link("", r"no fake impl registered|making fake tensor call|does not support running with fake tensors",
@@ -70,6 +75,7 @@ LINKS: tuple[Link, ...] = (
     Link("", r"wrap_with_set_grad_enabled", ("serialize",), "set_grad_enabled_false"),
     Link("", r"dtype mismatch", ("decompose",), "autocast_region"),
     Link("", r"grads\[", ("training",), "autograd_function_custom_backward"),
+    Link("", r"Guard failed: 1 \+ .*//.* != 1", ("guards",), "conv_output_size_guard"),
     Link("", r"specializ", ("guards",), "dim_auto_specializes_silently"),
 )
 

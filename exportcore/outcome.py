@@ -21,6 +21,10 @@ __all__ = [
     "GraphStats",
     "ExampleStats",
     "Counterexample",
+    "SpecFix",
+    "SubmoduleFailure",
+    "DraftIssue",
+    "Explanation",
     "Outcome",
     "SchemaError",
 ]
@@ -31,6 +35,9 @@ SCHEMA_VERSION = 1
 #: check failed. error: the case itself is broken (eager failure, bad input).
 #: timeout / crashed: the case was stopped or its process died.
 STATUSES = ("passed", "failed", "error", "timeout", "crashed", "skipped")
+
+#: verified: the corrected spec exports and its accept/reject checks pass; suggested: it did not.
+FIX_STATUSES = ("verified", "suggested")
 
 #: Pipeline stages in execution order; a failure names exactly one of them.
 STAGES = (
@@ -46,6 +53,8 @@ STAGES = (
     "training",  # gradients / buffer mutations differ from eager
     "guards",  # accept / reject checks on concrete shapes
     "state",  # parameter / buffer parity
+    "lower",  # a target: lowering / compiling the exported program (exportcore.targets)
+    "load",  # a target: loading the artifact in its runtime
 )
 
 
@@ -118,6 +127,52 @@ class Counterexample:
 
 
 @dataclass
+class SpecFix:
+    """A corrected ``dynamic_shapes``, re-exported once to check it (failing cases only)."""
+
+    status: str  # "verified": exports and its accept/reject checks pass; "suggested": it did not
+    dynamic_shapes: str  # ready-to-paste Python: Dim definitions, then ``dynamic_shapes=...``
+    origin: str = ""  # "torch's suggested fixes" or "solved from the violated guard"
+    changes: list[str] = field(default_factory=list)  # e.g. "w: min 32 -> 33"
+    reason: str = ""  # why a suggestion is not verified
+    exports: int = 0  # re-exports spent on it
+    seconds: float = 0.0
+
+
+@dataclass
+class SubmoduleFailure:
+    """A submodule that fails to export on its own, in the same category as the whole model."""
+
+    path: str  # qualified name, e.g. "encoder.layers.3.self_attn"
+    module_type: str
+    category: str
+    message: str = ""
+    instances: int = 1  # modules of this type the eager run called
+
+
+@dataclass
+class DraftIssue:
+    """One problem torch.export.draft_export found (all of them come from one pass)."""
+
+    kind: str  # torch's failure type, e.g. "DATA_DEPENDENT_ERROR", "GUARD_ADDED"
+    message: str
+    location: str = ""  # the user's file:line
+    code: str = ""  # the user's source line
+    suggestion: str = ""  # torch's suggested fix, when it gives one
+
+
+@dataclass
+class Explanation:
+    """Extra work done for a failing case only: a verified spec, the failing submodule, every issue."""
+
+    fix: SpecFix | None = None
+    submodules: list[SubmoduleFailure] = field(default_factory=list)
+    issues: list[DraftIssue] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)  # "fix", "submodules", "draft" -> seconds
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Outcome:
     case_id: str
     mode: str
@@ -132,6 +187,9 @@ class Outcome:
     examples: ExampleStats = field(default_factory=ExampleStats)
     counterexample: Counterexample | None = None
     notes: list[str] = field(default_factory=list)  # what was and was not checked
+    #: Targets: one row per input tried, {"shapes", "kind", ".module()", <target>} -> accepted/rejected/...
+    shape_table: list[dict[str, str]] = field(default_factory=list)
+    explanation: Explanation | None = None  # failing cases only (exportcore.explain)
     torch_version: str = ""
     schema: int = SCHEMA_VERSION
 
@@ -190,7 +248,11 @@ _NESTED: dict[str, type] = {
     "graph": GraphStats,
     "examples": ExampleStats,
     "counterexample": Counterexample,
+    "explanation": Explanation,
+    "fix": SpecFix,
 }
+#: List fields whose items are records.
+_LISTS: dict[str, type] = {"findings": Finding, "submodules": SubmoduleFailure, "issues": DraftIssue}
 
 
 def _build(cls: type, data: Any, where: str) -> Any:
@@ -205,10 +267,10 @@ def _build(cls: type, data: Any, where: str) -> Any:
         path = f"{where}.{name}"
         if name in _NESTED and value is not None:
             value = _build(_NESTED[name], value, path)
-        elif name == "findings":
+        elif name in _LISTS:
             if not isinstance(value, list):
                 raise SchemaError(f"{path} must be a list")
-            value = [_build(Finding, v, f"{path}[{i}]") for i, v in enumerate(value)]
+            value = [_build(_LISTS[name], v, f"{path}[{i}]") for i, v in enumerate(value)]
         kwargs[name] = value
     missing = [
         f.name
@@ -231,6 +293,8 @@ _SCALARS = {
     "severity": str, "node_count": int, "tried": int, "discarded": int,
     "accepted": int, "rejected": int, "note": str, "reproduce": str,
     "torch_version": str, "schema": int,
+    "dynamic_shapes": str, "origin": str, "reason": str, "exports": int, "seconds": (int, float),
+    "path": str, "module_type": str, "instances": int, "location": str, "suggestion": str,
 }
 
 
@@ -250,12 +314,14 @@ def _dict_of(kind: Any) -> Any:
 #: Container fields: a loaded report is rendered and gated, so a wrong shape must fail here, by name.
 _CONTAINERS: dict[str, tuple[Any, str]] = {
     "checks": (_list_of(str), "a list of str"),
+    "changes": (_list_of(str), "a list of str"),
     "notes": (_list_of(str), "a list of str"),
     "timings": (_dict_of((int, float)), "an object of numbers"),
     "declared": (_dict_of(str), "an object of str"),
     "range_constraints": (_dict_of(str), "an object of str"),
     "op_histogram": (_dict_of(int), "an object of int"),
     "shapes": (_dict_of(_list_of(int)), "an object of int lists"),
+    "shape_table": (lambda v: isinstance(v, list) and all(_dict_of(str)(r) for r in v), "a list of objects of str"),
 }
 _OPTIONAL_STR = ("input", "exportdb_case")
 
@@ -265,7 +331,8 @@ def _check_types(obj: Any, where: str) -> None:
         value = getattr(obj, f.name)
         want = _SCALARS.get(f.name)
         if want is not None and not _is(value, want):
-            raise SchemaError(f"{where}.{f.name} must be {want.__name__}, got {type(value).__name__}")
+            wanted = want.__name__ if isinstance(want, type) else "a number"
+            raise SchemaError(f"{where}.{f.name} must be {wanted}, got {type(value).__name__}")
         container = _CONTAINERS.get(f.name)
         if container is not None and not container[0](value):
             raise SchemaError(f"{where}.{f.name} must be {container[1]}")
@@ -273,3 +340,5 @@ def _check_types(obj: Any, where: str) -> None:
             raise SchemaError(f"{where}.{f.name} must be a str or null, got {type(value).__name__}")
     if isinstance(obj, Outcome) and obj.status not in STATUSES:
         raise SchemaError(f"{where}.status must be one of {STATUSES}, got {obj.status!r}")
+    if isinstance(obj, SpecFix) and obj.status not in FIX_STATUSES:
+        raise SchemaError(f"{where}.status must be one of {FIX_STATUSES}, got {obj.status!r}")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from exportcore.classify import classify
 from exportcore.execute import clone_tree
 from exportcore.guards import exported_input_shapes, is_guard_error
+from exportcore.links import nearest_case
 from exportcore.outcome import Failure
 from exportcore.programs import compare_runs, prepare, run_side
 
@@ -105,6 +106,7 @@ def _explore_valid(run: Run) -> None:
                     if stage == "guards"
                     else "reproduce with the counterexample shapes; the exported program diverges from eager there"
                 ),
+                exportdb_case=nearest_case("GuardRejected", message, "guards", "guards") if stage == "guards" else None,
             )
         )
 

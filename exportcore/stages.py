@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 import time
 from typing import Any, Iterator
@@ -41,8 +42,7 @@ class StageClock:
                 self.current = previous if previous != "input" else name
 
 
-@contextlib.contextmanager
-def deadline(seconds: float | None) -> Iterator[None]:
+def deadline(seconds: float | None) -> contextlib.AbstractContextManager[None]:
     """Raise CaseTimeout in the running code after ``seconds`` (main thread, POSIX only).
 
     A signal is the one way to interrupt a Python-level hang (an infinite loop in
@@ -57,49 +57,96 @@ def deadline(seconds: float | None) -> Iterator[None]:
         and hasattr(signal, "SIGALRM")
         and threading.current_thread() is threading.main_thread()
     )
-    if not usable:
-        yield
-        return
+    return _Deadline(float(seconds)) if usable else contextlib.nullcontext()  # type: ignore[arg-type]
 
-    warm_up()
-    started = time.monotonic()
-    finished = [False]
 
-    def _expire(signum: int, frame: object) -> None:
-        # Once the case is over a late (backstop) alarm must not raise into whoever runs next:
-        # under load it could land in this context manager's own cleanup and leave the timer armed.
-        if finished[0]:
+class _Deadline:
+    """The armed timer of one case. Race-free: whenever the alarm lands, it never escapes the case.
+
+    Python runs a signal handler between any two bytecodes, so an alarm can land while the
+    timer is being armed or disarmed (a tiny limit makes that certain). The handler therefore
+    never raises inside this class's own methods: there it re-arms a short retry, which the
+    body meets (and raises in) or which __exit__ cancels.
+    """
+
+    def __init__(self, limit: float) -> None:
+        self.limit = limit
+        self.started = 0.0
+        self.finished = False
+        self.expired = False
+        self.previous: Any = None
+        self.owner: Any = None
+        self.outer: tuple[float, float] = (0.0, 0.0)
+
+    def __enter__(self) -> None:
+        warm_up()
+        self.owner = sys._getframe(1)  # the frame running the case (its `with` statement)
+        self.started = time.monotonic()
+        # An outer timer (pytest-timeout's signal method) keeps its deadline: ours fires first, with a
+        # tenth of what is left of it to spare for recording the timeout, and it gets the rest back
+        # afterwards (firing at once if it is due).
+        self.outer = signal.getitimer(signal.ITIMER_REAL)
+        if self.outer[0] > 0:
+            self.limit = min(self.limit, self.outer[0] * _OUTER_SHARE)
+        self.previous = signal.signal(signal.SIGALRM, self._expire)
+        signal.setitimer(signal.ITIMER_REAL, self.limit)
+        if self.expired:  # the limit ran out while arming (a tiny limit): the case does not start
+            self.__exit__()
+            raise CaseTimeout(self._message())
+
+    def __exit__(self, *exc: object) -> None:
+        # First: from here on a late alarm (however it was queued) is a no-op.
+        self.finished = True
+        self.owner = None
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, self.previous)
+        if self.outer[0] > 0:
+            left = self.outer[0] - (time.monotonic() - self.started)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), self.outer[1])
+
+    def _expire(self, signum: int, frame: Any) -> None:
+        # Once the case is over a late (backstop) alarm must not raise into whoever runs next.
+        if self.finished:
+            if callable(self.previous):
+                self.previous(signum, frame)
+            return
+        if not _on_stack(self.owner, frame):
+            # The case's frame is gone: a timeout raised between the body's end and __exit__
+            # skipped the cleanup. Do it now, and pass the alarm on rather than into other code.
+            self.__exit__()
+            if callable(self.previous):
+                self.previous(signum, frame)
+            return
+        if frame is not None and frame.f_code in _OWN_CODE:
+            self.expired = True
+            signal.setitimer(signal.ITIMER_REAL, _RETRY_S)
             return
         # Raising inside an import leaves a half-initialized module in sys.modules and
         # breaks every later case (torch imports lazily during the first export), and one
         # raised in a gc callback is dropped: wait until the interrupted code is the case's
         # own (within a grace period) and raise there.
-        if _must_wait(frame) and time.monotonic() - started < limit + _IMPORT_GRACE_S:
+        if _must_wait(frame) and time.monotonic() - self.started < self.limit + _IMPORT_GRACE_S:
             signal.setitimer(signal.ITIMER_REAL, _RETRY_S)
             return
         # Python drops exceptions raised in gc callbacks, __del__ and weakref callbacks
         # (hypothesis runs one on every collection): if this one is lost, fire again.
         signal.setitimer(signal.ITIMER_REAL, _RERAISE_S)
-        raise CaseTimeout(f"case exceeded its time limit of {limit:g} s")
+        raise CaseTimeout(self._message())
 
-    # An outer timer (pytest-timeout's signal method) keeps its deadline: ours fires first, with a
-    # tenth of what is left of it to spare for recording the timeout, and it gets the rest back
-    # afterwards (firing at once if it is due).
-    outer_left, outer_interval = signal.getitimer(signal.ITIMER_REAL)
-    limit = float(seconds)  # type: ignore[arg-type]
-    if outer_left > 0:
-        limit = min(limit, outer_left * _OUTER_SHARE)
-    previous = signal.signal(signal.SIGALRM, _expire)
-    signal.setitimer(signal.ITIMER_REAL, limit)
-    try:
-        yield
-    finally:
-        finished[0] = True
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if outer_left > 0:
-            left = outer_left - (time.monotonic() - started)
-            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), outer_interval)
+    def _message(self) -> str:
+        return f"case exceeded its time limit of {self.limit:g} s"
+
+
+def _on_stack(owner: Any, frame: Any) -> bool:
+    while frame is not None:
+        if frame is owner:
+            return True
+        frame = frame.f_back
+    return False
+
+
+#: Where the handler must not raise: arming and disarming the timer.
+_OWN_CODE = frozenset({_Deadline.__enter__.__code__, _Deadline.__exit__.__code__})
 
 
 #: How long past the limit a timeout may wait for an import to finish, and how often it looks again.

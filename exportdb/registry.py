@@ -58,7 +58,7 @@ TAGS: dict[str, str] = {
 
 #: One module per category under exportdb/cases/, in the order the docs list them.
 CATEGORIES = (
-    "control_flow", "cond", "higher_order", "data_dependent", "dynamic_shapes", "constraints",
+    "control_flow", "cond", "higher_order", "data_dependent", "dynamic_shapes", "constraints", "size_arithmetic",
     "mutation", "training", "custom_ops", "pytree", "arguments", "hooks", "object_model",
     "autograd", "dtype", "escapes", "builtins", "context_managers", "closures", "stdlib",
     "asserts", "data_structures", "operators",

@@ -1,17 +1,24 @@
-"""Command line: ``python -m pytest_export merge a.json b.json -o report.html [--baseline base.json]``.
+"""Command line: ``python -m pytest_export merge a.json b.json -o report.html [--baseline base.json]``
+and ``python -m pytest_export recover reports/export.json`` (a killed session's report from its journal).
 
-Exit status: 0 merged and gate passed; 1 gate regression; 2 unreadable input, bad output
+merge exit status: 0 merged and gate passed; 1 gate regression; 2 unreadable input, bad output
 path or conflicting records (unless --allow-conflicts).
+recover exit status: 0 nothing to recover; 1 a report recovered (its session was killed); 2 an
+unreadable journal or an unwritable report.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 from typing import Sequence
 
 from pytest_export.gate import summary_lines
-from pytest_export.merge import merge_reports
+from pytest_export.investigate import add_parser as add_explain_parser
+from pytest_export.investigate import explain_command
+from pytest_export.merge import MergeError, merge_reports
 from pytest_export.report import ReportError, load_report, report_format, write_report
 
 __all__ = ["main"]
@@ -37,7 +44,24 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-conflicts", action="store_true",
         help="keep going when shards disagree on a (case, mode) verdict (the failing one is kept)",
     )
+    merge.add_argument(
+        "--shards", type=int, metavar="N",
+        help="the run was split into N shards; without it (or each shard's --export-shard=I/N) a baseline key "
+        "in no report is missing and fails the gate",
+    )
     merge.add_argument("-v", "--verbose", action="store_true", help="list deselected and new keys too")
+    recover = sub.add_parser(
+        "recover",
+        help="write the report of a killed pytest session from its journal (REPORT.journal)",
+        description="A session killed before writing its reports (segfault, OOM killer) leaves REPORT.journal "
+        "next to each --export-report path; this writes REPORT from it, marked incomplete, the test that was "
+        "running recorded as crashed.",
+        epilog="exit status: 0 nothing to recover; 1 a report recovered (the run is incomplete); 2 an unreadable "
+        "journal or an unwritable report",
+    )
+    recover.add_argument("reports", nargs="+", metavar="REPORT", help="report paths (or their .journal files)")
+    recover.add_argument("--watch", type=int, metavar="PID", help=argparse.SUPPRESS)
+    add_explain_parser(sub)
     return parser
 
 
@@ -54,7 +78,14 @@ def _merge(args: argparse.Namespace) -> int:
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    result = merge_reports(reports, baseline=baseline)
+    if args.shards is not None and args.shards < 1:
+        print(f"error: --shards must be at least 1, got {args.shards}", file=sys.stderr)
+        return 2
+    try:
+        result = merge_reports(reports, baseline=baseline, shards=args.shards)
+    except MergeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     for d in result.duplicates:
         print(f"warning: duplicate record {d['case']} [{d['mode']}] in {', '.join(d['sources'])} (kept one)",
               file=sys.stderr)
@@ -74,6 +105,8 @@ def _merge(args: argparse.Namespace) -> int:
     summary = result.report["summary"]
     counts = ", ".join(f"{n} {v}" for v, n in summary["verdicts"].items()) or "no records"
     print(f"merged {len(reports)} report(s): {summary['total']} records ({counts}) -> {', '.join(args.output)}")
+    if result.missing_shards and result.gate is not None and result.gate.missing:
+        print(f"error: {len(result.gate.missing)} baseline key(s) {result.missing_shards}", file=sys.stderr)
     if not result.report["complete"]:
         print("warning: at least one shard report is incomplete (its session was interrupted)", file=sys.stderr)
     if result.gate is not None:
@@ -82,11 +115,63 @@ def _merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _recover(args: argparse.Namespace) -> int:
+    from pytest_export.journal import journal_path, recover
+
+    if args.watch is not None:
+        _watch(args.watch)
+    status = 0
+    for name in args.reports:
+        report_path = Path(name[: -len(".journal")] if name.endswith(".journal") else name)
+        journal = journal_path(report_path)
+        if not journal.exists():
+            if args.watch is None:
+                print(f"{report_path}: no journal ({journal}): nothing to recover")
+            continue
+        try:
+            report, state = recover(journal)
+        except (OSError, ValueError) as exc:
+            print(f"error: {journal}: cannot be recovered ({exc})", file=sys.stderr)
+            status = 2
+            continue
+        if state.closed:  # the session wrote its reports and stopped before removing the journal
+            journal.unlink(missing_ok=True)
+            continue
+        try:
+            write_report(report, report_path)
+        except (OSError, ValueError) as exc:
+            print(f"error: cannot write {report_path}: {exc}", file=sys.stderr)
+            status = 2
+            continue
+        journal.unlink(missing_ok=True)
+        crashed = sum(r["verdict"] == "crashed" for r in report["records"])
+        print(f"pytest-export: recovered {report_path} from its journal: {len(report['records'])} records "
+              f"({crashed} crashed), incomplete: {report['stop_reason']}", file=sys.stderr)
+        status = max(status, 1)
+    return status
+
+
+def _watch(parent: int) -> None:
+    """Return once the pytest session ``parent`` ends (it closes our stdin, or dies)."""
+    import select
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the session's to handle (it writes the reports)
+    while os.getppid() == parent:
+        ready, _, _ = select.select([sys.stdin], [], [], 0.5)
+        if ready and not os.read(sys.stdin.fileno(), 4096):
+            return
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return its exit status."""
     args = _parser().parse_args(argv)
     if args.command == "merge":
         return _merge(args)
+    if args.command == "recover":
+        return _recover(args)
+    if args.command == "explain":
+        return explain_command(args)
     raise AssertionError(args.command)  # argparse rejects unknown commands
 
 

@@ -6,6 +6,7 @@ Pure string building over an Outcome; no pytest, no torch.
 from __future__ import annotations
 
 from exportcore.outcome import Outcome
+from pytest_export import story
 
 __all__ = ["failure_text", "xpass_text", "drift_text"]
 
@@ -34,6 +35,8 @@ def failure_text(outcome: Outcome, *, show_traceback: bool = False, lead: str = 
         lines.append(f"  hint: {failure.hint}")
     if failure.exportdb_case:
         lines.append(f"  see ExportDB case: {failure.exportdb_case}")
+        lines.extend(story.rewrite_lines(failure.exportdb_case))
+    lines.extend(story.explanation_lines(outcome))
     detail = failure.detail.strip()
     if detail and detail != failure.message.strip():
         lines.append("")

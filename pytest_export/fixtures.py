@@ -7,25 +7,28 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
+from pytest_export.journaling import note_done, note_started
 from pytest_export.marker import ExportSpec
 from pytest_export.options import OPTIONS
-from pytest_export.runner import add_record, engine_options, make_record, run_engine, warn_findings
+from pytest_export.runner import add_record, clean_outcome, engine_options, make_record, run_engine, warn_findings
 
 if TYPE_CHECKING:
     from exportcore.outcome import Outcome
 
 __all__ = ["export_check"]
 
-_OPTIONS = ("dynamic_shapes", "checks", "rtol", "atol", "examples", "inputs", "case_id")
+_OPTIONS = ("dynamic_shapes", "checks", "rtol", "atol", "examples", "inputs", "case_id", "target_options")
 
 
 @pytest.fixture
 def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
-    """Return ``check(model, args, kwargs=None, mode="non_strict", **options) -> Outcome``.
+    """Return ``check(model, args, kwargs=None, mode="non_strict", target=None, device="cpu", **options)``.
 
     The outcome is recorded like a marker test's (it reaches the reports and the gate),
-    with the mode passed. ``options``: dynamic_shapes, checks, rtol, atol, examples,
-    inputs, case_id (default: the test's node id). Raises TypeError/ValueError for wrong
+    under the mode passed, or the target (``aoti``, ``onnx``, ``executorch``: checked in
+    that runtime, starting from the inference export in ``mode``), with ``-cuda`` for
+    device cuda. ``options``: dynamic_shapes, checks, rtol, atol, examples, inputs,
+    case_id (default: the test's node id), target_options. Raises TypeError/ValueError for wrong
     arguments only; a case that fails to export comes back as an Outcome to assert on.
     """
     item = request.node
@@ -33,8 +36,10 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
     seen: dict[tuple[str, str], int] = {}
 
     def check(model: Any, args: tuple, kwargs: dict[str, Any] | None = None, mode: str = "non_strict",
-              **extra: Any) -> Outcome:
+              target: str | None = None, device: str = "cpu", **extra: Any) -> Outcome:
         from exportcore.case import Case
+        from exportcore.devices import DEVICES
+        from exportcore.targets import TARGETS, column_label
 
         unknown = sorted(set(extra) - set(_OPTIONS))
         if unknown:
@@ -43,17 +48,35 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
             raise ValueError(f"export_check(): unknown mode {mode!r}; known: {', '.join(options.known_modes)}")
         if not isinstance(args, tuple):
             raise TypeError(f"export_check(): args must be a tuple, got {type(args).__name__}")
+        if target is not None and target not in TARGETS:
+            raise ValueError(f"export_check(): unknown target {target!r}; known: {', '.join(TARGETS)}")
+        if device not in DEVICES:
+            raise ValueError(f"export_check(): unknown device {device!r}; known: {', '.join(DEVICES)}")
+        column = column_label(target or mode, device)
         start = time.perf_counter()
-        case_id = _unique(extra.pop("case_id", None) or item.nodeid, mode, seen)
+        case_id = _unique(extra.pop("case_id", None) or item.nodeid, column, seen)
+        engine_extra: dict[str, Any] = {"device": device} if device != "cpu" else {}
+        if target is not None:
+            engine_extra["target"] = target
+            engine_extra["target_options"] = extra.pop("target_options", None)
+        elif extra.pop("target_options", None) is not None:
+            raise TypeError("export_check(): target_options needs a target")
         checks = extra.pop("checks", None)
         spec = ExportSpec(checks=tuple(checks) if checks is not None else None, examples=extra.pop("examples", None))
         case = Case(model=model, args=args, kwargs=kwargs, **extra)
+        note_started(item, case_id, mode)  # a crash from here on is recorded as this case's
         # Like exportcore.check(): wrong arguments raise here, a broken case comes back as an Outcome.
-        outcome = run_engine(item, case, mode, engine_options(item, spec, options, case_id), raise_bad_arguments=True)
+        kwargs = {**engine_options(item, spec, options, case_id), **engine_extra}
+        if column != mode:
+            kwargs["export_mode"] = mode
+        outcome = run_engine(item, case, column, kwargs, raise_bad_arguments=True)
         item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
+        outcome = clean_outcome(outcome)
+        warn_findings(item, outcome)
         duration = time.perf_counter() - start
-        add_record(item, make_record(item.nodeid, case_id, mode, outcome.status, None, duration, outcome))
-        warn_findings(outcome)
+        record = make_record(item.nodeid, case_id, column, outcome.status, None, duration, outcome, source="fixture")
+        add_record(item, record)
+        note_done(item, record)
         return outcome
 
     return check

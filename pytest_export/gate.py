@@ -20,7 +20,7 @@ __all__ = ["Scope", "GateResult", "compare", "summary_lines", "updated_baseline"
 Key = tuple[str, str]
 
 #: Result buckets in the order they are shown.
-BUCKETS = ("regressions", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
+BUCKETS = ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
 
 
 @dataclass
@@ -32,6 +32,8 @@ class Scope:
     deselected: set[str] | None = None  # node ids deselected by -k/-m (None: unknown)
     not_run: set[Key] = field(default_factory=set)  # selected keys without a record
     filtered: bool = False  # -k or -m was given
+    tests: set[str] | None = None  # node ids collected and selected (None: unknown)
+    ran: set[str] | None = None  # node ids that ran to the end (None: unknown)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form stored in a report's "scope"."""
@@ -41,6 +43,8 @@ class Scope:
             "deselected": None if self.deselected is None else sorted(self.deselected),
             "not_run": sorted([list(k) for k in self.not_run]),
             "filtered": self.filtered,
+            "tests": None if self.tests is None else sorted(self.tests),
+            "ran": None if self.ran is None else sorted(self.ran),
         }
 
     @classmethod
@@ -58,6 +62,8 @@ class Scope:
             deselected=opt_set("deselected"),
             not_run={(str(c), str(m)) for c, m in data.get("not_run") or ()},
             filtered=bool(data.get("filtered", False)),
+            tests=opt_set("tests"),
+            ran=opt_set("ran"),
         )
 
     @classmethod
@@ -80,6 +86,8 @@ class Scope:
             deselected=deselected,
             not_run=set().union(*(s.not_run for s in scopes)) if scopes else set(),
             filtered=any(s.filtered for s in scopes),
+            tests=joined([s.tests for s in scopes]),
+            ran=joined([s.ran for s in scopes]),
         )
 
 
@@ -89,6 +97,7 @@ class GateResult:
 
     baseline: str
     regressions: list[dict[str, Any]] = field(default_factory=list)
+    missing: list[dict[str, Any]] = field(default_factory=list)  # in no shard of a merge that lacks shards
     improvements: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     vanished: list[dict[str, Any]] = field(default_factory=list)
@@ -98,8 +107,8 @@ class GateResult:
 
     @property
     def failed(self) -> bool:
-        """Return True when the gate fails the session (any regression)."""
-        return bool(self.regressions)
+        """Return True when the gate fails (any regression, or a key a missing shard should have checked)."""
+        return bool(self.regressions or self.missing)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form stored in a report's "gate"."""
@@ -110,7 +119,7 @@ class GateResult:
 
     def unchecked_keys(self) -> set[Key]:
         """Return baseline keys this run did not check (their baseline record stays valid)."""
-        return {(e["case"], e["mode"]) for e in (*self.deselected, *self.not_run, *self.skipped)}
+        return {(e["case"], e["mode"]) for e in (*self.deselected, *self.not_run, *self.skipped, *self.missing)}
 
 
 def _combined(records: list[dict[str, Any]]) -> dict[str, Any]:
@@ -166,13 +175,23 @@ def _absent_bucket(key: Key, before: dict[str, Any], scope: Scope) -> tuple[str,
     if scope.deselected is None and scope.filtered:
         # Under xdist without deselection data a -k/-m miss cannot be told from a removal.
         return "deselected", "not selected (-k/-m)"
+    if scope.tests is not None and test in scope.tests and scope.ran is not None and test not in scope.ran:
+        # Its test is still there but did not run to the end (the session stopped, a worker died).
+        return "not_run", "its test did not run to the end (session stopped or crashed)"
+    if scope.tests is not None and test in scope.tests:
+        return "vanished", "its test ran and no longer checks this case"
     return "vanished", "collected file has no such test any more"
 
 
 def compare(
-    baseline: dict[str, Any], records: Iterable[dict[str, Any]], scope: Scope, name: str = "baseline"
+    baseline: dict[str, Any], records: Iterable[dict[str, Any]], scope: Scope, name: str = "baseline",
+    missing: str = "",
 ) -> GateResult:
-    """Return the gate result of ``records`` against the ``baseline`` report."""
+    """Return the gate result of ``records`` against the ``baseline`` report.
+
+    ``missing``: why the run may lack results (a merge without every shard); then a baseline key
+    absent from the run is *missing* and fails the gate, unless its mode was not run at all.
+    """
     before = _by_key(baseline["records"])
     after = _by_key(records)
     result = GateResult(baseline=name)
@@ -180,6 +199,8 @@ def compare(
         b, a = before.get(key), after.get(key)
         if b is None:
             result.new.append(_entry(key, None, a))
+        elif a is None and missing and (scope.modes is None or key[1] in scope.modes):
+            result.missing.append(_entry(key, b, None, missing))
         elif a is None:
             bucket, why = _absent_bucket(key, b, scope)
             getattr(result, bucket).append(_entry(key, b, None, why))
@@ -202,6 +223,8 @@ def summary_lines(result: GateResult, *, verbose: bool = False, limit: int = 50)
         _count(len(result.regressions), "regression"),
         _count(len(result.improvements), "improvement"),
     ]
+    if result.missing:
+        counts.insert(1, f"{len(result.missing)} missing")
     for name in ("skipped", "vanished", "not_run", "deselected", "new"):
         if getattr(result, name):
             counts.append(f"{len(getattr(result, name))} {name.replace('_', ' ')}")
@@ -219,6 +242,7 @@ def summary_lines(result: GateResult, *, verbose: bool = False, limit: int = 50)
             lines.append(f"  ... and {len(entries) - limit} more {label.lower()}")
 
     show("REGRESSION", result.regressions, True)
+    show("MISSING", result.missing, True)
     show("improvement", result.improvements, False)
     show("skipped", result.skipped, True)
     show("vanished", result.vanished, True)

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import difflib
 import math
+import unittest
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from exportcore.case import CHECKS
 from exportcore.categories import CATEGORIES
+from exportcore.devices import DEVICES
 from exportcore.modes import mode_names
+from exportcore.targets import TARGETS, column_label
 
-__all__ = ["MARKER", "MARKER_HELP", "Expectation", "ExportSpec", "MarkerError", "parse_marker"]
+__all__ = ["MARKER", "MARKER_HELP", "Expectation", "ExportSpec", "MarkerError", "parse_marker", "refused_item"]
 
 MARKER = "exportable"
 
@@ -24,10 +27,13 @@ MARKER_HELP = (
     "exportcore.Case; pytest-export runs it once per export mode (strict, non_strict, training) "
     "and checks it exports and behaves like eager. expect={mode: reason} marks an expected "
     "failure (like xfail(strict=True)); expect={mode: {'reason': ..., 'category': ...}} also pins "
-    "the failure category."
+    "the failure category. targets=['aoti', 'onnx', 'executorch'] also checks the case in those "
+    "runtimes (target_mode='strict' to start from a strict export; target_options={'aoti': "
+    "{'check_inputs': True}}); devices=['cpu', 'cuda'] runs each on those devices."
 )
 
-ARGUMENTS = ("dynamic_shapes", "modes", "checks", "rtol", "atol", "examples", "inputs", "expect")
+ARGUMENTS = ("dynamic_shapes", "modes", "checks", "rtol", "atol", "examples", "inputs", "expect",
+             "targets", "devices", "target_mode", "target_options")
 
 
 class MarkerError(ValueError):
@@ -58,6 +64,10 @@ class ExportSpec:
     examples: int | None = None
     inputs: Any = None
     expect: Mapping[str, Expectation] = field(default_factory=dict)
+    targets: tuple[str, ...] | None = None
+    devices: tuple[str, ...] | None = None
+    target_mode: str | None = None
+    target_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 def parse_marker(args: Sequence[Any], kwargs: Mapping[str, Any], known_modes: Sequence[str]) -> ExportSpec:
@@ -66,7 +76,8 @@ def parse_marker(args: Sequence[Any], kwargs: Mapping[str, Any], known_modes: Se
         raise MarkerError(f"takes keyword arguments only, got positional {args!r}")
     unknown = sorted(set(kwargs) - set(ARGUMENTS))
     if unknown:
-        raise MarkerError(f"unknown argument {unknown[0]!r}; expected one of {', '.join(ARGUMENTS)}")
+        raise MarkerError(f"unknown argument {unknown[0]!r}{_did_you_mean(unknown[0], ARGUMENTS)}; "
+                          f"expected one of {', '.join(ARGUMENTS)}")
     dynamic_shapes = kwargs.get("dynamic_shapes")
     # torch.export takes a dict, tuple or list (or a ShapesCollection, which is dict-like).
     if dynamic_shapes is not None and not _is_shapes_container(dynamic_shapes):
@@ -85,8 +96,33 @@ def parse_marker(args: Sequence[Any], kwargs: Mapping[str, Any], known_modes: Se
     inputs = kwargs.get("inputs")
     if inputs is not None and not callable(inputs) and not _is_strategy(inputs):
         raise MarkerError(f"inputs must be a callable or a hypothesis strategy, got {type(inputs).__name__}")
-    expect = _expectations(kwargs.get("expect"), modes if modes is not None else tuple(known_modes))
-    return ExportSpec(dynamic_shapes, modes, checks, rtol, atol, examples, inputs, expect)
+    targets = _names("targets", kwargs.get("targets"), TARGETS, "target")
+    devices = _names("devices", kwargs.get("devices"), DEVICES, "device")
+    if devices == ():
+        raise MarkerError("devices must name at least one device")
+    target_mode = kwargs.get("target_mode")
+    if target_mode is not None and target_mode not in ("strict", "non_strict"):
+        raise MarkerError(f"target_mode must be 'strict' or 'non_strict', got {target_mode!r}")
+    target_options = _target_options(kwargs.get("target_options"))
+    names = (*(modes if modes is not None else tuple(known_modes)), *TARGETS)
+    expect = _expectations(kwargs.get("expect"), (*names, *(column_label(n, d) for n in names for d in DEVICES)))
+    return ExportSpec(dynamic_shapes, modes, checks, rtol, atol, examples, inputs, expect,
+                      targets, devices, target_mode, target_options)
+
+
+def _target_options(value: Any) -> dict[str, dict[str, Any]]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise MarkerError(f"target_options must be a dict {{target: {{option: value}}}}, got {type(value).__name__}")
+    out: dict[str, dict[str, Any]] = {}
+    for name, options in value.items():
+        if name not in TARGETS:
+            raise MarkerError(f"target_options: unknown target {name!r}; known: {', '.join(TARGETS)}")
+        if not isinstance(options, Mapping):
+            raise MarkerError(f"target_options[{name!r}] must be a dict, got {type(options).__name__}")
+        out[name] = dict(options)
+    return out
 
 
 def _is_shapes_container(value: Any) -> bool:
@@ -113,7 +149,7 @@ def _names(arg: str, value: Any, known: Iterable[str], what: str) -> tuple[str, 
         if not isinstance(name, str):
             raise MarkerError(f"{arg} must contain {what} names (str), got {name!r}")
         if name not in known:
-            raise MarkerError(f"{arg}: unknown {what} {name!r}; known: {', '.join(known)}")
+            raise MarkerError(f"{arg}: unknown {what} {name!r}{_did_you_mean(name, known)}; known: {', '.join(known)}")
         if name not in names:
             names.append(name)
     return tuple(names)
@@ -136,7 +172,8 @@ def _expectations(value: Any, modes: Sequence[str]) -> dict[str, Expectation]:
     out: dict[str, Expectation] = {}
     for mode, spec in value.items():
         if mode not in modes:
-            raise MarkerError(f"expect names mode {mode!r}, which this test does not run (modes: {', '.join(modes)})")
+            raise MarkerError(f"expect names mode {mode!r}, which this test does not run "
+                              f"(modes: {', '.join(m for m in modes if '-' not in m)})")
         if isinstance(spec, str):
             if not spec.strip():
                 raise MarkerError(f"expect[{mode!r}] must be a non-empty reason, got {spec!r}")
@@ -167,3 +204,37 @@ def _check_category(mode: str, category: str | None) -> None:
         raise MarkerError(
             f"expect[{mode!r}]['category']: unknown category {category!r}{also}; known: {', '.join(CATEGORIES)}"
         )
+
+
+def _did_you_mean(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def refused_item(node: Any, mode: str | None, known_modes: Sequence[str]) -> str | None:
+    """Return why an exportable test cannot be checked truthfully (made a collection error), or None.
+
+    A unittest.TestCase method is never parametrized over modes nor called by pytest, so the
+    marker would be silently ignored; pytest's own xfail marker next to ``expect=`` for the
+    same mode would hide whether that expectation still holds (XFAIL either way).
+    """
+    marker = node.get_closest_marker(MARKER) if hasattr(node, "get_closest_marker") else None
+    if marker is None:
+        return None
+    cls = getattr(node, "cls", None)
+    if isinstance(cls, type) and issubclass(cls, unittest.TestCase):
+        return (f"{node.nodeid}: @pytest.mark.{MARKER} does not work on a unittest.TestCase method "
+                "(pytest cannot parametrize it over export modes, so nothing would be exported); "
+                "make it a plain test function or a method of a class that is not a TestCase, "
+                "or call exportcore.check(model, args, mode=...) in the method and assert on the outcome")
+    if mode is None or node.get_closest_marker("xfail") is None:
+        return None
+    try:
+        spec = parse_marker(marker.args, marker.kwargs, known_modes)
+    except MarkerError:
+        return None  # reported where the test is parametrized
+    if mode in spec.expect:
+        return (f"{node.nodeid}: @pytest.mark.xfail together with @pytest.mark.{MARKER}(expect=...) for mode "
+                f"{mode!r}: pytest's xfail would report XFAIL even when the export now passes; keep one "
+                "(expect= states the expected failure per mode)")
+    return None

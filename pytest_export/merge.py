@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from pytest_export.gate import GateResult, Scope, compare
 from pytest_export.report import EXPORTABLE, build_report, record_key
 
-__all__ = ["MergeResult", "merge_reports"]
+__all__ = ["MergeError", "MergeResult", "merge_reports"]
 
 Key = tuple[str, str]
 
@@ -24,6 +24,36 @@ class MergeResult:
     duplicates: list[dict[str, Any]] = field(default_factory=list)  # same key, same verdicts
     conflicts: list[dict[str, Any]] = field(default_factory=list)  # same key, different verdicts
     gate: GateResult | None = None
+    missing_shards: str = ""  # why some shards' results may be absent ("" when all are here)
+
+
+class MergeError(ValueError):
+    """The shard reports contradict each other about how the run was split."""
+
+
+def _missing_shards(reports: Sequence[tuple[str, dict[str, Any]]], shards: int | None) -> str:
+    """Return why the shards given may not be the whole run ("" when they provably are)."""
+    declared: dict[str, tuple[int, int]] = {}
+    for name, report in reports:
+        shard = (report.get("scope") or {}).get("shard")
+        if shard:
+            declared[name] = (int(shard[0]), int(shard[1]))
+    counts = {n for _, n in declared.values()} | ({shards} if shards else set())
+    if len(counts) > 1:
+        seen = ", ".join(f"{name}: shard {i}/{n}" for name, (i, n) in declared.items())
+        raise MergeError(f"the reports disagree on the number of shards ({seen}{f'; --shards {shards}' if shards else ''})")
+    if not counts:
+        return ("the number of shards is unknown (pass --shards N, or run each shard with --export-shard=I/N): "
+                "in no shard report")
+    count = counts.pop()
+    if len(declared) == len(reports):
+        absent = sorted(set(range(1, count + 1)) - {i for i, _ in declared.values()})
+        if absent:
+            return f"in no shard report; shard {', '.join(map(str, absent))} of {count} is missing"
+        return ""
+    if len(reports) < count:
+        return f"in no shard report; {len(reports)} of {count} shard reports given"
+    return ""
 
 
 def _verdicts(records: list[dict[str, Any]]) -> tuple[str, ...]:
@@ -42,10 +72,17 @@ def merge_reports(
     reports: Sequence[tuple[str, dict[str, Any]]],
     *,
     baseline: tuple[str, dict[str, Any]] | None = None,
+    shards: int | None = None,
 ) -> MergeResult:
-    """Return the union of ``reports`` ((name, report) pairs, already validated), gated on ``baseline``."""
+    """Return the union of ``reports`` ((name, report) pairs, already validated), gated on ``baseline``.
+
+    A baseline key in no report is *missing* (and fails the gate) unless the reports provably are
+    every shard of the run: ``shards`` given or each report's scope naming its shard I/N.
+    Raises MergeError when the reports disagree on the shard count.
+    """
     if not reports:
         raise ValueError("merge needs at least one report")
+    missing = _missing_shards(reports, shards)
     per_key: dict[Key, list[tuple[str, list[dict[str, Any]]]]] = {}
     for name, report in reports:
         mine: dict[Key, list[dict[str, Any]]] = {}
@@ -55,7 +92,7 @@ def merge_reports(
             per_key.setdefault(key, []).append((name, records))
 
     merged: list[dict[str, Any]] = []
-    result = MergeResult(report={})
+    result = MergeResult(report={}, missing_shards=missing)
     for key in sorted(per_key):
         candidates = per_key[key]
         if len(candidates) > 1:
@@ -73,7 +110,7 @@ def merge_reports(
     environment = {"merged_from": [{"source": name, **rep.get("environment", {})} for name, rep in reports]}
     stop = "; ".join(f"{name}: {rep['stop_reason']}" for name, rep in reports if rep.get("stop_reason"))
     if baseline is not None:
-        result.gate = compare(baseline[1], merged, scope, name=baseline[0])
+        result.gate = compare(baseline[1], merged, scope, name=baseline[0], missing=missing)
     result.report = build_report(
         merged,
         environment=environment,

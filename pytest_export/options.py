@@ -28,6 +28,8 @@ from typing import Any
 import pytest
 
 from exportcore.case import CHECKS
+from exportcore.devices import DEVICES
+from exportcore.targets import TARGETS, column_label
 
 __all__ = ["RunOptions", "OPTIONS", "add_options", "resolve"]
 
@@ -35,6 +37,10 @@ __all__ = ["RunOptions", "OPTIONS", "add_options", "resolve"]
 OPTIONS = pytest.StashKey["RunOptions"]()
 
 FINDINGS = ("warning", "error")
+#: The smallest --export-timeout accepted. Exporting and checking a one-op function takes ~30 ms
+#: on a warm 2-core machine; a limit below 0.1 s can only turn every case into a timeout (a typo,
+#: or milliseconds meant), so it is refused rather than run.
+MIN_TIMEOUT_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,22 @@ class RunOptions:
     findings_as_errors: bool = False
     seed: int | None = None  # from --hypothesis-seed
     input_budget: int | None = None  # --export-input-budget, bytes
+    targets: tuple[str, ...] = ()  # --export-targets: added to every exportable test
+    devices: tuple[str, ...] | None = None  # --export-devices (None: cpu)
+    target_mode: str | None = None  # --export-target-mode: the export a target starts from
+
+    def columns_for(self, modes: tuple[str, ...] | None, targets: tuple[str, ...] | None,
+                    devices: tuple[str, ...] | None) -> list[str]:
+        """Return a test's result keys: its modes and targets on each of its devices (cpu ids unchanged)."""
+        names = [*self.modes_for(modes), *dict.fromkeys([*(targets or ()), *self.targets])]
+        chosen = devices if devices is not None else self.devices or ("cpu",)
+        return [column_label(n, d) for d in chosen for n in names]
+
+    def known_columns(self) -> tuple[str, ...]:
+        """Return every result key this run can produce (for node ids of crashed workers)."""
+        names = [*self.known_modes, *TARGETS]
+        return tuple(column_label(n, d) for d in DEVICES for n in names)
+    explain: bool = False  # --export-explain: submodule search and draft_export on failing cases
 
     def modes_for(self, wanted: tuple[str, ...] | None) -> list[str]:
         """Return the modes a test runs: its own (or all known) narrowed by --export-modes."""
@@ -80,6 +102,22 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
                     help="most bytes one drawn input set may take, e.g. 256MiB (default: max(64MiB, 16x the "
                     "example inputs); ini export_input_budget)")
     parser.addini("export_input_budget", "most bytes one drawn input set may take, e.g. 256MiB", default="")
+    group.addoption("--export-targets", dest="export_targets", default=None, metavar="TARGETS",
+                    help=f"also check every case in these runtimes, of {', '.join(TARGETS)} (ini export_targets)")
+    group.addoption("--export-devices", dest="export_devices", default=None, metavar="DEVICES",
+                    help=f"run each mode and target on these devices, of {', '.join(DEVICES)} (default cpu; "
+                    "ini export_devices)")
+    group.addoption("--export-target-mode", dest="export_target_mode", default=None, metavar="MODE",
+                    help="the inference export targets start from: non_strict (default) or strict "
+                    "(ini export_target_mode)")
+    parser.addini("export_targets", "runtimes to check every case in, comma-separated", default="")
+    parser.addini("export_devices", "devices to run on, comma-separated (default cpu)", default="")
+    parser.addini("export_target_mode", "the export mode targets start from", default="")
+    group.addoption("--export-explain", dest="export_explain", action="store_true", default=None,
+                    help="on failing cases also find the failing submodule and list every issue "
+                    "(draft_export); costs extra exports per failure only (ini export_explain)")
+    parser.addini("export_explain", "explain failing cases in full (see --export-explain)", type="bool",
+                  default=False)
     parser.addini("export_modes", "export modes to run, comma-separated", default="")
     parser.addini("export_checks", "checks to run, comma-separated", default="")
     parser.addini("export_examples", "hypothesis-drawn input shapes per case and mode", default="")
@@ -97,11 +135,26 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
     timeout = _number(config, "export_timeout", float)
     if timeout is not None and not timeout > 0:  # also refuses nan
         raise pytest.UsageError(f"--export-timeout must be positive (seconds), got {timeout}")
+    if timeout is not None and timeout < MIN_TIMEOUT_S:
+        raise pytest.UsageError(
+            f"--export-timeout must be at least {MIN_TIMEOUT_S:g} s: no export finishes sooner, so every case "
+            f"would time out (it is in seconds), got {timeout:g}"
+        )
     findings = _raw(config, "export_findings") or "warning"
     if findings not in FINDINGS:
         raise pytest.UsageError(f"export_findings must be one of {', '.join(FINDINGS)}, got {findings!r}")
+    explain = config.getoption("export_explain")
+    explain = bool(config.getini("export_explain")) if explain is None else explain
+    targets = _names(config, "export_targets", TARGETS, "target") or ()
+    devices = _names(config, "export_devices", DEVICES, "device")
+    if devices == ():
+        raise pytest.UsageError("--export-devices: name at least one device")
+    target_mode = _raw(config, "export_target_mode") or None
+    if target_mode is not None and target_mode not in ("strict", "non_strict"):
+        raise pytest.UsageError(f"--export-target-mode must be strict or non_strict, got {target_mode!r}")
     return RunOptions(known_modes, modes, checks, examples, timeout, findings == "error", _seed(config),
-                      input_budget=_input_budget(config))
+                      input_budget=_input_budget(config), targets=targets, devices=devices,
+                      target_mode=target_mode, explain=explain)
 
 
 def _input_budget(config: pytest.Config) -> int | None:

@@ -28,12 +28,15 @@ import pytest
 
 from exportcore.modes import mode_names
 from exportcore.outcome import Failure, Outcome
+from exportcore.targets import TARGETS, parse_label
 from pytest_export import hookspecs
 from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module's fixtures are registered
-from pytest_export.marker import MARKER, MARKER_HELP, MarkerError, parse_marker
+from pytest_export.journaling import InflightDir, WorkerNotes, distributed
+from pytest_export.marker import MARKER, MARKER_HELP, MarkerError, parse_marker, refused_item
 from pytest_export.options import OPTIONS, add_options, resolve
-from pytest_export.records import RECORDS, SELECTED, record_key, split_mode
-from pytest_export.runner import ITEM_RECORDS, ExportCheckFailed, MODE_PARAM, error_outcome, make_record, run_exportable
+from pytest_export.records import RECORDS, SELECTED, item_case_id, record_key
+from pytest_export.runner import (ITEM_RECORDS, ExportCheckFailed, MODE_PARAM, error_outcome, make_record,
+                                  run_exportable, settle_verdict)
 from pytest_export.summary import MAX_ROWS, summary_lines
 from pytest_export.xdist_support import XdistController, is_worker, publish_selected
 
@@ -65,19 +68,32 @@ def pytest_configure(config: pytest.Config) -> None:
 
         # Workers must not race on one compile cache (torch writes one for compiling modes).
         use_worker_cache_dirs(config.workerinput["workerid"])  # type: ignore[attr-defined]
+        config.pluginmanager.register(WorkerNotes(config), "export-worker-notes")
         return
     config.pluginmanager.register(Controller(config), "export-controller")
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(XdistController(config, config.stash[OPTIONS].known_modes), "export-xdist")
+        config.pluginmanager.register(XdistController(config, config.stash[OPTIONS].known_columns()), "export-xdist")
+        if distributed(config):
+            config.pluginmanager.register(InflightDir(), "export-inflight")
     reporting = _reporting()
     if reporting is not None:
         config.pluginmanager.register(reporting.ReportingPlugin(config), "export-reporting")
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Drop the inference exports kept for targets: they hold model weights."""
+    import sys
+
+    cache = sys.modules.get("exportcore.targets.cache")
+    if cache is not None:
+        cache.enable(False)
+
+
 def pytest_report_header(config: pytest.Config) -> str | None:
     """Show the run's export settings when they are not the defaults, or with -v."""
     options = config.stash[OPTIONS]
-    changed = any(v is not None for v in (options.modes, options.checks, options.examples, options.timeout))
+    changed = any(v is not None for v in (options.modes, options.checks, options.examples, options.timeout,
+                                          options.devices, options.target_mode)) or bool(options.targets)
     if not (changed or options.findings_as_errors or config.get_verbosity() > 0):
         return None
     return "export: " + "; ".join([
@@ -86,6 +102,9 @@ def pytest_report_header(config: pytest.Config) -> str | None:
         f"examples {options.examples if options.examples is not None else 'default'}",
         f"timeout {f'{options.timeout:g}s' if options.timeout else 'none'}",
         f"findings {'error' if options.findings_as_errors else 'warning'}",
+        *([f"targets {', '.join(options.targets)} (from {options.target_mode or 'non_strict'})"]
+          if options.targets else []),
+        *([f"devices {', '.join(options.devices)}"] if options.devices else []),
     ])
 
 
@@ -105,7 +124,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if problem:
         # Outside the except block, so the error shows without "During handling of ..." chaining.
         pytest.fail(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER}: {problem}", pytrace=False)
-    modes = options.modes_for(spec.modes)
+    modes = options.columns_for(spec.modes, spec.targets, spec.devices)
+    if any(parse_label(m)[0] in TARGETS for m in modes):
+        from exportcore.targets import cache
+
+        cache.enable()  # this process keeps inference exports, so its targets need not export again
     if MODE_PARAM not in metafunc.fixturenames:
         # A test may take export_mode as an argument; otherwise make room for the parameter.
         metafunc.fixturenames.append(MODE_PARAM)
@@ -138,6 +161,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             crash.message = call.excinfo.value.headline  # the short summary line
     records = item.stash.get(ITEM_RECORDS, None)
     if records:
+        for record in records:
+            if record.get("source") == "marker":
+                settle_verdict(record, report, call.excinfo)  # pytest's xfail, warnings as errors, ...
         report.export_records = list(records)
         item.stash[ITEM_RECORDS] = []
         return report
@@ -145,6 +171,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if mode is not None and call.when in ("setup", "call") and not report.passed:
         # The test never produced a case (fixture error, exception, skip): record that, not nothing.
         report.export_records = [_unrun_record(item, mode, call, report)]
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
+    """Make a collection error of exportable tests that could not be checked truthfully (see refused_item)."""
+    report = yield
+    if report.passed and report.result:
+        known = collector.config.stash[OPTIONS].known_modes
+        problems = [p for p in (refused_item(node, item_mode(node), known) for node in report.result) if p]
+        if problems:
+            report.outcome = "failed"
+            report.longrepr = "\n".join(problems)
+            report.result = []
     return report
 
 
@@ -163,7 +203,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for item in session.items:
         mode = item_mode(item)
         if mode is not None:
-            keys.add((split_mode(item.nodeid, mode), mode))
+            keys.add((item_case_id(item, mode), mode))
     if is_worker(session.config):
         publish_selected(session.config, keys)
     else:
@@ -187,7 +227,7 @@ class Controller:
         if self.config.get_verbosity() < -1:
             return
         full = self.config.get_verbosity() > 0
-        lines = summary_lines(self.config.stash[RECORDS], self.config.stash[OPTIONS].known_modes,
+        lines = summary_lines(self.config.stash[RECORDS], self.config.stash[OPTIONS].known_columns(),
                               max_rows=None if full else MAX_ROWS)
         if lines:
             terminalreporter.write_sep("=", "export matrix")
@@ -211,7 +251,7 @@ def _has_no_mode(item: pytest.Item) -> bool:
 
 
 def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], report: pytest.TestReport) -> dict:
-    case_id = split_mode(item.nodeid, mode)
+    case_id = item_case_id(item, mode)
     message = str(call.excinfo.value) if call.excinfo else str(report.longrepr)
     if report.skipped:
         verdict = "xfailed" if hasattr(report, "wasxfail") else "skipped"

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from exportcore.outcome import Outcome, SchemaError
+from pytest_export.report_runtimes import runtime_tables
 
 __all__ = [
     "REPORT_SCHEMA",
@@ -34,6 +36,7 @@ __all__ = [
     "render",
     "write_report",
     "atomic_write",
+    "temp_prefix",
     "report_format",
     "record_key",
     "nodeid_file",
@@ -123,6 +126,7 @@ def build_report(
         "summary": summarize(checked),
         "gate": gate,
         "records": checked,
+        "runtimes": runtime_tables(checked),
     }
 
 
@@ -157,7 +161,7 @@ def _is_str_list(value: Any) -> bool:
 
 def _validate_scope(scope: dict[str, Any]) -> None:
     # Missing fields mean "unknown" (gate.Scope.from_dict); present ones must have their type.
-    for name in ("files", "modes", "deselected"):
+    for name in ("files", "modes", "deselected", "tests", "ran"):
         if scope.get(name) is not None and not _is_str_list(scope[name]):
             raise ValueError(f"scope.{name} must be a list of strings or null, got {type(scope[name]).__name__}")
     not_run = scope.get("not_run")
@@ -165,6 +169,11 @@ def _validate_scope(scope: dict[str, Any]) -> None:
         isinstance(not_run, list) and all(_is_str_list(k) and len(k) == 2 for k in not_run)
     ):
         raise ValueError("scope.not_run must be a list of [case, mode] string pairs")
+    shard = scope.get("shard")
+    if shard is not None and not (
+        isinstance(shard, list) and len(shard) == 2 and all(type(v) is int for v in shard) and 1 <= shard[0] <= shard[1]
+    ):
+        raise ValueError(f"scope.shard must be [index, count] with 1 <= index <= count, got {shard!r}")
     if "filtered" in scope and not isinstance(scope["filtered"], bool):
         raise ValueError(f"scope.filtered must be bool, got {type(scope['filtered']).__name__}")
 
@@ -230,23 +239,50 @@ def validate_report(data: Any, source: str = "report") -> dict[str, Any]:
     out["scope"] = data.get("scope") or {}
     out.setdefault("gate", None)
     out["summary"] = summarize(out["records"])
+    out["runtimes"] = runtime_tables(out["records"])
     return out
 
 
 def load_report(path: str | os.PathLike[str], name: str | None = None) -> dict[str, Any]:
     """Read and validate a JSON report; raise ReportError naming the file (or ``name``) on any problem."""
     name = name or os.fspath(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReportError(f"{name}: file does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ReportError(f"{name}: cannot be read ({exc})") from None
+    text = _read_text(path, name)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ReportError(f"{name}: not valid JSON ({exc})") from None
-    return validate_report(data, name)
+    except RecursionError:
+        raise ReportError(f"{name}: not an export report (JSON nested too deeply)") from None
+    try:
+        return validate_report(data, name)
+    except RecursionError:
+        raise ReportError(f"{name}: not an export report (nested too deeply)") from None
+
+
+#: The largest report file read (a real report of 10,000 records is ~30 MiB).
+MAX_REPORT_BYTES = 1 << 30
+
+
+def _read_text(path: str | os.PathLike[str], name: str) -> str:
+    # A FIFO would block the open, /dev/zero would fill memory: only regular files are reports.
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise ReportError(f"{name}: file does not exist") from None
+    except (OSError, ValueError) as exc:
+        raise ReportError(f"{name}: cannot be read ({exc})") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ReportError(f"{name}: cannot be read (it is a directory)")
+    if not stat.S_ISREG(info.st_mode):
+        raise ReportError(f"{name}: cannot be read (not a regular file)")
+    if info.st_size > MAX_REPORT_BYTES:
+        raise ReportError(f"{name}: cannot be read (file too large: {info.st_size} bytes)")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_REPORT_BYTES + 1)
+        return data.decode("utf-8")
+    except (OSError, UnicodeDecodeError, MemoryError) as exc:
+        raise ReportError(f"{name}: cannot be read ({exc})") from None
 
 
 def report_format(path: str | os.PathLike[str]) -> str:
@@ -287,7 +323,7 @@ def render(report: dict[str, Any], fmt: str) -> str:
 def atomic_write(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` to ``path`` so readers see the old file or the whole new one, never a part."""
     target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(target), suffix=".tmp", dir=target.parent or ".")
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
@@ -302,6 +338,11 @@ def atomic_write(path: str | os.PathLike[str], text: str) -> None:
         except OSError:
             pass
         raise
+
+
+def temp_prefix(target: Path) -> str:
+    """Return the prefix of ``target``'s temporary twin (short: the target's name may be at NAME_MAX)."""
+    return f".{target.name[:40]}."
 
 
 def _umask() -> int:

@@ -6,12 +6,13 @@ from html import escape
 from typing import Any, Iterable
 
 from exportcore.outcome import STAGES
+from pytest_export.sanitize import shown_text
 
 __all__ = ["categories_section", "charts_section", "stage_sorted"]
 
 
 def _e(value: Any) -> str:
-    return escape(str(value), quote=True)
+    return escape(shown_text(value), quote=True)
 
 
 def stage_sorted(items: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:

@@ -13,7 +13,10 @@ from typing import Any, Iterable
 
 from pytest_export.report import EXPORTABLE, PROBLEMS
 from pytest_export.report_charts import categories_section, charts_section, stage_sorted
+from pytest_export.report_runtimes import runtime_tables, runtimes_html
 from pytest_export.report_style import CSS, MODE_ORDER, VERDICT_LABEL
+from pytest_export.sanitize import shown_text
+from pytest_export.story import explanation_html
 
 __all__ = ["render_html", "record_anchor"]
 
@@ -21,7 +24,7 @@ _CODE_LIMIT = 40_000  # characters of graph code / tracebacks per record
 
 
 def _e(value: Any) -> str:
-    return escape(str(value), quote=True)
+    return escape(shown_text(value), quote=True)
 
 
 def _cap(text: str, limit: int = _CODE_LIMIT) -> str:
@@ -155,6 +158,7 @@ def _failure_meta(record: dict[str, Any]) -> str:
             ("user source", where),
             ("ExportDB case", f"<code>{_e(f['exportdb_case'])}</code>" if f.get("exportdb_case") else ""),
         ]
+        rows += explanation_html(record.get("outcome") or {}, f.get("exportdb_case"))
     if expect:
         rows.append(("expected failure", _e(expect.get("reason", "")) +
                      (f" (category <code>{_e(expect['category'])}</code>)" if expect.get("category") else "")))
@@ -309,7 +313,8 @@ def render_html(report: dict[str, Any]) -> str:
     title = f"pytest-export: {summary.get('verdicts', {}).get('passed', 0)}/{summary.get('total', 0)} passed"
     body = [
         _header(report), _cards(summary), _gate(report.get("gate")), _failure_index(records, anchors),
-        _matrix(records, anchors), categories_section(report), _details(records, anchors), charts_section(report),
+        _matrix(records, anchors), runtimes_html(report.get("runtimes") or runtime_tables(records)),
+        categories_section(report), _details(records, anchors), charts_section(report),
         _all_records(records, anchors),
     ]
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

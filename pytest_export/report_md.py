@@ -10,7 +10,10 @@ import re
 from typing import Any
 
 from pytest_export.report import EXPORTABLE, PROBLEMS
+from pytest_export.report_runtimes import runtime_tables, runtimes_markdown
 from pytest_export.report_style import MODE_ORDER, VERDICT_MARK
+from pytest_export.sanitize import shown_text
+from pytest_export.story import explanation_markdown
 
 __all__ = ["render_markdown"]
 
@@ -24,7 +27,7 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
 
 def _text(value: Any, limit: int = MAX_TEXT) -> str:
     """Return ``value`` as one escaped Markdown line."""
-    s = " ".join(str(value).split())
+    s = " ".join(shown_text(value).split())
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     return _MD_SPECIAL.sub(r"\\\1", s).replace("&", "&amp;")
@@ -32,13 +35,18 @@ def _text(value: Any, limit: int = MAX_TEXT) -> str:
 
 def _code(value: Any, limit: int = MAX_TEXT, *, cell: bool = False) -> str:
     """Return ``value`` as an inline code span (``cell``: safe inside a table cell)."""
-    s = " ".join(str(value).split())
+    s = " ".join(shown_text(value).split())
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     if cell:
         s = s.replace("|", "\\|")  # GFM splits cells before it sees code spans
-    fence = "``" if "`" in s else "`"
-    return f"{fence} {s} {fence}" if fence == "``" else f"`{s}`"
+    if not s:
+        return ""
+    # The fence must be longer than any backtick run inside, or the text closes the span
+    # and what follows (raw HTML, images) is rendered.
+    longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    return f"{fence} {s} {fence}" if longest else f"`{s}`"
 
 
 def _modes(records: list[dict[str, Any]]) -> list[str]:
@@ -123,6 +131,7 @@ def _failures(records: list[dict[str, Any]]) -> list[str]:
             out.append(f"  - hint: {_text(f['hint'])}")
         if f.get("exportdb_case"):
             out.append(f"  - ExportDB: {_code(f['exportdb_case'])}")
+        out += explanation_markdown(r.get("outcome") or {})
         ce = (r.get("outcome") or {}).get("counterexample")
         if ce and ce.get("shapes"):
             shapes = ", ".join(f"{k}={list(v)}" for k, v in ce["shapes"].items())
@@ -148,6 +157,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines = ["## pytest-export", "", _summary_line(report), "", *_gate(report.get("gate"))]
     if records:
         lines += _matrix(records)
+        lines += runtimes_markdown(report.get("runtimes") or runtime_tables(records))
     lines += _failures(records) + _categories(report)
     text = "\n".join(lines) + "\n"
     if len(text.encode()) > MAX_BYTES:

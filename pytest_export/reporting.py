@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import platform
+import stat
 import sys
 import tempfile
 import time
@@ -21,7 +22,9 @@ import pytest
 from pytest_export import __version__
 from pytest_export.gate import GateResult, Scope, compare, summary_lines, updated_baseline
 from pytest_export.records import RECORDS, SELECTED, record_key
-from pytest_export.report import ReportError, build_report, load_report, nodeid_file, report_format, write_report
+from pytest_export.report import (
+    ReportError, build_report, load_report, nodeid_file, report_format, temp_prefix, write_report,
+)
 
 __all__ = ["add_options", "ReportingPlugin", "environment"]
 
@@ -40,6 +43,11 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
         "--export-baseline-update", dest="export_baseline_update", action="store_true", default=False,
         help="write this run's results to the --export-baseline file instead of failing on regressions",
     )
+    group.addoption(
+        "--export-shard", dest="export_shard", default=None, metavar="I/N",
+        help="this run is shard I of N (recorded in the report, so `python -m pytest_export merge` notices a "
+        "missing shard); read from pytest-split's --group/--splits when given",
+    )
     parser.addini("export_report", "export report paths (format from the extension)", type="paths", default=[])
     parser.addini("export_baseline", "baseline JSON report for the export gate", default="")
 
@@ -49,8 +57,16 @@ def _fail(message: str) -> NoReturn:
 
 
 def _check_writable(path: Path, shown: str, option: str) -> None:
-    if path.is_dir():
+    try:
+        info = path.stat()
+    except (FileNotFoundError, NotADirectoryError):  # a missing directory is made (or refused) below
+        info = None
+    except OSError as exc:  # a name too long, a loop of links, ...
+        _fail(f"{option} {shown}: cannot be used as a file path ({exc.strerror or exc})")
+    if info is not None and stat.S_ISDIR(info.st_mode):
         _fail(f"{option} {shown}: is a directory, expected a file path")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        _fail(f"{option} {shown}: is not a regular file (a FIFO, a device, ...); expected a file path")
     parent = path.parent
     try:
         # Like --junitxml, create missing directories (CI writes to a fresh reports/ folder).
@@ -60,7 +76,7 @@ def _check_writable(path: Path, shown: str, option: str) -> None:
     # os.access says yes to root, on read-only mounts and under ACLs: create the temporary
     # file the atomic write will need, so an unwritable path stops the run before any test.
     try:
-        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=parent)
+        fd, probe = tempfile.mkstemp(prefix=temp_prefix(path), suffix=".probe", dir=parent)
     except OSError as exc:
         _fail(f"{option} {shown}: directory {_shown(parent)} is not writable ({exc.strerror or exc})")
     os.close(fd)
@@ -78,14 +94,19 @@ class ReportingPlugin:
         self.report_paths = self._report_paths()
         self.update: bool = bool(config.getoption("export_baseline_update", default=False))
         self.baseline_path = self._baseline_path()
+        self._refuse_report_over_baseline()
         self.baseline = self._load_baseline()
         self.gate: GateResult | None = None
         self.files: set[str] = set()
         self.deselected: set[str] = set()
+        self.tests: set[str] | None = None  # collected node ids (after deselection)
+        self.ran: set[str] = set()  # node ids whose run ended (a crash report does not count)
         self.started = time.time()
         self.written: list[str] = []
         self.problems: list[str] = []
         self.write_failed = False
+        self.shard = _shard(config)
+        self.journal = self._start_journal()
 
     def _report_paths(self) -> list[Path]:
         cli = self.config.getoption("export_report", default=None) or []
@@ -101,17 +122,58 @@ class ReportingPlugin:
             paths.append(path)
         return paths
 
+    def _start_journal(self) -> Any:
+        if not (self.active and self.report_paths):
+            return None
+        from pytest_export.journaling import JournalPlugin
+
+        header = {
+            "environment": environment(self.config, [], 0.0),
+            "baseline": str(self.baseline_path) if self.baseline_path and not self.update else None,
+            "baseline_shown": _shown(self.baseline_path) if self.baseline_path else None,
+        }
+        plugin = JournalPlugin(self.config, [(p, _shown(p)) for p in self.report_paths], header,
+                               self._journal_scope, _item_mode)
+        self.config.pluginmanager.register(plugin, "export-journal")
+        return plugin
+
+    def _scope_dict(self) -> dict[str, Any]:
+        scope = self._scope().to_dict()
+        if self.shard is not None:
+            scope["shard"] = list(self.shard)
+        return scope
+
+    def _journal_scope(self) -> dict[str, Any]:
+        return {**self._scope_dict(), "selected": sorted(map(list, self.config.stash.get(SELECTED, set())))}
+
+    def _refuse_report_over_baseline(self) -> None:
+        # A report written over the baseline replaces the committed reference with one run's
+        # (perhaps partial) results: only --export-baseline-update may do that.
+        if self.baseline_path is None or self.update:
+            return
+        for path in self.report_paths:
+            if _same_file(path, self.baseline_path):
+                _fail(
+                    f"--export-report {_shown(path)} is the --export-baseline file: writing the report would "
+                    "overwrite the baseline; write the report elsewhere, or pass --export-baseline-update "
+                    "to replace the baseline"
+                )
+
     def _load_baseline(self) -> dict[str, Any] | None:
         path = self.baseline_path
         if path is None:
             if self.update:
                 _fail("--export-baseline-update needs --export-baseline=PATH (or ini export_baseline)")
             return None
+        try:
+            exists = path.exists()
+        except OSError as exc:  # a name too long, a loop of links, ...
+            _fail(f"--export-baseline: {_shown(path)}: cannot be used as a file path ({exc.strerror or exc})")
         if self.update:
             _check_writable(path, _shown(path), "--export-baseline")
-            if not path.exists():
+            if not exists:
                 return None  # the first --export-baseline-update creates it
-        elif not path.exists():
+        elif not exists:
             _fail(f"--export-baseline: {_shown(path)}: file does not exist; create it with --export-baseline-update")
         try:
             return load_report(path, _shown(path))
@@ -139,13 +201,21 @@ class ReportingPlugin:
         self.files.update(nodeid_file(item.nodeid) for item in items)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        """Remember which test files this run collected."""
+        """Remember which test files and tests this run collected."""
         self.files.update(nodeid_file(item.nodeid) for item in session.items)
+        if not session.config.pluginmanager.getplugin("dsession"):
+            self.tests = {item.nodeid for item in session.items}
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        """Remember which test files the xdist workers collected."""
+        """Remember which test files and tests the xdist workers collected (each collects them all)."""
         self.files.update(nodeid_file(i) for i in ids)
+        self.tests = (self.tests or set()) | set(ids)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """Remember which tests ran to the end (xdist's report for a dead worker's test is when="???")."""
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            self.ran.add(report.nodeid)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, Any]:
@@ -173,6 +243,8 @@ class ReportingPlugin:
             deselected=None if distributed else set(self.deselected),
             not_run=selected - {record_key(r) for r in records},
             filtered=bool(getattr(option, "keyword", "") or getattr(option, "markexpr", "")),
+            tests=None if self.tests is None else set(self.tests),
+            ran=set(self.ran),
         )
 
     def _compare(self) -> GateResult:
@@ -189,7 +261,7 @@ class ReportingPlugin:
         report = build_report(
             self._records(),
             environment=environment(self.config, self._records(), time.time() - self.started),
-            scope=self._scope().to_dict(),
+            scope=self._scope_dict(),
             complete=not stop,
             stop_reason=stop,
             gate=self.gate.to_dict() if self.gate else None,
@@ -203,6 +275,8 @@ class ReportingPlugin:
                 )
             else:
                 self._write(updated_baseline(self.baseline, report, self.gate), self.baseline_path, "baseline")
+        if self.journal is not None:
+            self.journal.finish()
         if self.write_failed and session.exitstatus == pytest.ExitCode.OK:
             # A CI job must not go green while the report it uploads (or the baseline) is missing.
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
@@ -236,6 +310,37 @@ class ReportingPlugin:
             terminalreporter.write_line(line)
         for line in self.problems:
             terminalreporter.write_line(line, red=True, bold=True)
+
+
+def _shard(config: pytest.Config) -> tuple[int, int] | None:
+    raw = config.getoption("export_shard", default=None)
+    if raw is None:
+        # pytest-split: --splits N --group I (1-based, like ours).
+        splits, group = config.getoption("splits", default=None), config.getoption("group", default=None)
+        if isinstance(splits, int) and isinstance(group, int) and 1 <= group <= splits:
+            return (group, splits)
+        return None
+    index, sep, count = str(raw).partition("/")
+    try:
+        shard = (int(index), int(count))
+    except ValueError:
+        shard = (0, 0)
+    if not sep or not 1 <= shard[0] <= shard[1]:
+        _fail(f"--export-shard must be I/N with 1 <= I <= N (this run is shard I of N), got {raw!r}")
+    return shard
+
+
+def _item_mode(item: pytest.Item) -> str | None:
+    from pytest_export.plugin import item_mode
+
+    return item_mode(item)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one does not exist yet: compare the names, links resolved
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def _shown(path: Path | None) -> str:
@@ -304,4 +409,5 @@ def environment(config: pytest.Config, records: list[dict[str, Any]], duration: 
         "workers": config.getoption("numprocesses", default=None),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(time.time() - duration)),
         "duration_s": round(duration, 2),
+        "rootdir": str(config.rootpath),  # where `python -m pytest_export explain` re-runs a case
     }

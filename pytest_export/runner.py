@@ -9,7 +9,6 @@ import dataclasses
 import json
 import time
 import traceback
-import warnings
 from typing import Any
 
 import pytest
@@ -19,12 +18,14 @@ from exportcore.outcome import Failure, Outcome
 from pytest_export import explain
 from pytest_export.marker import Expectation, ExportSpec
 from pytest_export.options import RunOptions
-from pytest_export.records import split_mode
+from pytest_export.records import item_case_id
+from pytest_export.sanitize import clean_text, clean_tree, shown_text
+from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
     "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "MODE_PARAM", "add_record",
-    "case_from_result", "engine_options", "error_outcome", "judge", "make_record", "pytest_timeout_share",
-    "run_engine", "run_exportable", "wants_traceback", "warn_findings",
+    "case_from_result", "clean_outcome", "column_options", "engine_options", "error_outcome", "judge", "make_record",
+    "pytest_timeout_share", "run_engine", "run_exportable", "settle_verdict", "wants_traceback", "warn_findings",
 ]
 
 #: The parametrize argname that carries the mode (a test may take it as an argument).
@@ -37,9 +38,10 @@ class ExportCheckFailed(pytest.fail.Exception):  # type: ignore[misc,name-define
     """An exportable test failed; the message is the whole report, shown without a Python traceback."""
 
     def __init__(self, text: str, headline: str = "") -> None:
+        text = shown_text(text)  # no terminal escapes or NUL bytes from a model's message in CI logs
         super().__init__(text, pytrace=False)
         #: One line for pytest's short test summary (set on the report in makereport).
-        self.headline = headline or text.splitlines()[0]
+        self.headline = shown_text(headline) if headline else text.splitlines()[0]
 
 
 class ExportFindingWarning(UserWarning):
@@ -98,17 +100,46 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
     if options.input_budget is not None:
         kwargs["input_budget"] = options.input_budget
     kwargs["hypothesis_settings"] = _hypothesis_settings()
+    if options.explain:
+        kwargs["explain"] = "full"
     return kwargs
+
+
+def column_options(column: str, spec: ExportSpec | None, options: RunOptions) -> tuple[str, dict[str, Any]]:
+    """Return the engine mode and the target/device keyword arguments of a result key (``aoti-cuda``)."""
+    from exportcore.targets import TARGETS, parse_label
+
+    name, device = parse_label(column)
+    extra: dict[str, Any] = {} if device == "cpu" else {"device": device}
+    if name not in TARGETS:
+        return name, extra
+    extra["target"] = name
+    target_options = (spec.target_options if spec else {}).get(name)
+    if target_options:
+        extra["target_options"] = dict(target_options)
+    mode = (spec.target_mode if spec else None) or options.target_mode or "non_strict"
+    return mode, extra
 
 
 def run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any], *,
                raise_bad_arguments: bool = False) -> Outcome:
-    """Return the Outcome of one (case, mode) from a plugin's pytest_export_run or the engine."""
+    """Return the Outcome of one (case, mode) from a plugin's pytest_export_run or the engine.
+
+    ``mode`` is the result key: a mode, or a target (``kwargs`` then name the export mode
+    it starts from in ``export_mode``), with ``-cuda`` for another device.
+    """
+    with torch_logs_hidden(not wants_traceback(item.config)):
+        return _run_engine(item, case, mode, kwargs, raise_bad_arguments)
+
+
+def _run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any], raise_bad_arguments: bool) -> Outcome:
     outcome = item.ihook.pytest_export_run(item=item, case=case, mode=mode, options=dict(kwargs))
     if outcome is not None:
         return outcome
     from exportcore.check import check_case
 
+    kwargs = dict(kwargs)
+    mode = kwargs.pop("export_mode", mode)
     try:
         return check_case(case, mode, **kwargs)
     except (TypeError, ValueError) as exc:
@@ -151,9 +182,9 @@ def judge(outcome: Outcome, expect: Expectation | None, show_traceback: bool) ->
 
 
 def make_record(nodeid: str, case: str, mode: str, verdict: str, expect: Expectation | None,
-                duration: float, outcome: Outcome | None) -> dict[str, Any]:
-    """Return a record dict (pytest_export.records format)."""
-    return {
+                duration: float, outcome: Outcome | None, source: str = "marker") -> dict[str, Any]:
+    """Return a record dict (pytest_export.records format), every text in it encodable."""
+    record = {
         "test": nodeid,
         "case": case,
         "mode": mode,
@@ -162,7 +193,17 @@ def make_record(nodeid: str, case: str, mode: str, verdict: str, expect: Expecta
         "duration": round(duration, 6),
         # Through JSON so only plain builtins cross xdist (e.g. torch.__version__ is a str subclass).
         "outcome": json.loads(outcome.to_json()) if outcome is not None else None,
+        "source": source,
     }
+    # Once, here: a lone surrogate in a message would break every report writer and xdist's transport.
+    return clean_tree(record)
+
+
+def clean_outcome(outcome: Outcome) -> Outcome:
+    """Return ``outcome`` with every text encodable (what its failure report and record will show)."""
+    data = outcome.to_dict()
+    cleaned = clean_tree(data)
+    return outcome if cleaned == data else Outcome.from_dict(cleaned)
 
 
 def add_record(item: pytest.Item, record: dict[str, Any]) -> None:
@@ -181,8 +222,10 @@ def add_record(item: pytest.Item, record: dict[str, Any]) -> None:
 def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, options: RunOptions) -> None:
     """Export what the test returned in ``mode``, record it, and raise unless it passes (or xfails)."""
     start = time.perf_counter()
-    case_id = split_mode(item.nodeid, mode)
-    expect = spec.expect.get(mode)
+    case_id = item_case_id(item, mode)
+    from exportcore.targets import parse_label
+
+    expect = spec.expect.get(mode) or spec.expect.get(parse_label(mode)[0])
     case: Case | None = None
     try:
         case = case_from_result(result, spec)
@@ -190,22 +233,80 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
         outcome = error_outcome(case_id, mode, "TypeError", f"{item.nodeid}: {exc}")
     else:
         case = item.ihook.pytest_export_case(item=item, case=case, mode=mode) or case
-        outcome = run_engine(item, case, mode, engine_options(item, spec, options, case_id))
+        engine_mode, extra = column_options(mode, spec, options)
+        kwargs = {**engine_options(item, spec, options, case_id), **extra}
+        if engine_mode != mode:
+            kwargs["export_mode"] = engine_mode
+        if expect is not None and not options.explain:
+            kwargs["explain"] = "off"  # a declared expected failure is known: no fix to compute
+        outcome = run_engine(item, case, mode, kwargs)
     item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
+    outcome = clean_outcome(outcome)
+    warn_findings(item, outcome)
     verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config))
     add_record(item, make_record(item.nodeid, case_id, mode, verdict, expect,
                                  time.perf_counter() - start, outcome))
-    warn_findings(outcome)
     if exc is not None:
         raise exc
 
 
-def warn_findings(outcome: Outcome) -> None:
-    """Surface warning-level findings in pytest's warnings summary."""
+def warn_findings(item: pytest.Item, outcome: Outcome) -> None:
+    """Surface warning-level findings in pytest's warnings summary, located at the user's test.
+
+    Where a warnings filter turns ExportFindingWarning into an error (``filterwarnings = error``),
+    the outcome fails on that finding, as with ``--export-findings=error``, so the record and
+    pytest agree.
+    """
     for f in outcome.findings:
-        if f.severity == "warning":
-            where = f" ({f.input})" if f.input else ""
-            warnings.warn(ExportFindingWarning(f"{outcome.mode}: {f.kind}{where}: {f.message}"), stacklevel=2)
+        if f.severity != "warning":
+            continue
+        where = f" ({f.input})" if f.input else ""
+        try:
+            item.warn(ExportFindingWarning(f"{outcome.mode}: {f.kind}{where}: {f.message}"))
+        except Warning as exc:
+            if outcome.status == "passed":
+                state = f.kind in ("state_missing", "state_differs")
+                outcome.status = "failed"
+                outcome.failure = Failure(
+                    stage="state" if state else "guards", category="torch.mutation" if state else "guards",
+                    exc_type=type(exc).__name__, message=clean_text(str(exc)),
+                    hint="a warnings filter (e.g. filterwarnings = error) turns this finding into an error; "
+                    "fix the model or the dynamic_shapes, or ignore ExportFindingWarning",
+                )
+            return
+
+
+def settle_verdict(record: dict[str, Any], report: pytest.TestReport, excinfo: Any) -> None:
+    """Make a marker test's record say what pytest reported for it (after xfail handling).
+
+    pytest's own ``xfail`` marker turns a failing export into XFAIL and a passing one into
+    XPASS; another plugin or a warnings filter can fail a test whose export passed. The
+    record, and so the matrix, the reports and the gate, follow pytest.
+    """
+    verdict = record["verdict"]
+    xfail = getattr(report, "wasxfail", None)
+    if report.skipped:
+        settled = "xfailed" if xfail is not None else "skipped"
+    elif report.passed:
+        settled = "xpassed" if xfail is not None else "passed"
+    elif str(report.longrepr).startswith("[XPASS(strict)]"):
+        settled, xfail = "xpassed", str(report.longrepr)[len("[XPASS(strict)]"):].strip()
+    else:
+        settled = verdict if verdict in ("failed", "error", "timeout", "crashed", "xpassed") else "failed"
+    if settled == verdict:
+        return
+    record["verdict"] = settled
+    if xfail is not None and record.get("expect") is None:
+        record["expect"] = {"reason": clean_text(f"pytest.mark.xfail: {xfail}".rstrip(": ")), "category": None}
+    outcome = record.get("outcome")
+    if settled == "failed" and outcome is not None and not outcome.get("failure"):
+        exc_type = excinfo.typename if excinfo is not None else "Failed"
+        text = str(excinfo.value) if excinfo is not None else str(report.longrepr)
+        first = (text.strip().splitlines() or [exc_type])[0]
+        outcome["failure"] = clean_tree(dataclasses.asdict(Failure(
+            stage="test", category="test", exc_type=exc_type, message=first, detail=text,
+            hint="the export passed, but pytest failed the test (a hook, fixture or warnings filter)",
+        )))
 
 
 #: Share of a pytest-timeout limit given to the export, so it ends first and records its stage.

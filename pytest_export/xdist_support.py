@@ -19,7 +19,8 @@ from typing import Any, Iterable, Sequence
 
 import pytest
 
-from exportcore.outcome import Failure, Outcome
+from pytest_export.journal import crashed_record as journal_crashed_record
+from pytest_export.journaling import crashed_inflight
 from pytest_export.records import SELECTED, split_mode
 
 __all__ = ["XdistController", "is_worker", "mode_of", "publish_selected", "crashed_record"]
@@ -42,25 +43,17 @@ def mode_of(nodeid: str, modes: Sequence[str]) -> str | None:
     if not nodeid.endswith("]") or "[" not in nodeid:
         return None
     params = nodeid[:-1].partition("[")[2].split("-")
-    for part in reversed(params):
-        if part in modes:
-            return part
+    for end in range(len(params), 0, -1):
+        for width in (2, 1):  # "strict-cuda" (a mode on a device) before "strict"
+            part = "-".join(params[max(0, end - width):end])
+            if part in modes:
+                return part
     return None
 
 
 def crashed_record(nodeid: str, mode: str, message: str) -> dict[str, Any]:
-    """Return a record for a test whose worker died while running it."""
-    case = split_mode(nodeid, mode)
-    failure = Failure(
-        stage="run", category="crashed", exc_type="WorkerCrashed", message=message,
-        hint="the process died (segfault, os._exit, out of memory, a signal); rerun the test alone "
-        "without -n to see where",
-    )
-    outcome = Outcome(case_id=case, mode=mode, status="crashed", failure=failure)
-    return {
-        "test": nodeid, "case": case, "mode": mode, "verdict": "crashed", "expect": None,
-        "duration": 0.0, "outcome": outcome.to_dict(),
-    }
+    """Return a record for a marker test whose worker died while running it."""
+    return journal_crashed_record(nodeid, split_mode(nodeid, mode), mode, message)
 
 
 class XdistController:
@@ -73,13 +66,18 @@ class XdistController:
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         """Attach a crashed record to xdist's report for the test that killed its worker."""
-        mode = mode_of(crashitem, self.modes)
-        if mode is None:
-            return
         message = str(report.longrepr) if report.longrepr else f"worker crashed while running {crashitem}"
-        record = crashed_record(crashitem, mode, message)
-        report.export_records = [record]  # type: ignore[attr-defined]
-        self.config.stash[SELECTED].add((record["case"], mode))
+        mode = mode_of(crashitem, self.modes)
+        worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "")
+        # export_check cases the test finished or had started before its worker died (none for a marker test).
+        records = crashed_inflight(self.config, worker, crashitem, message) if worker else []
+        if mode is not None:
+            records.append(crashed_record(crashitem, mode, message))
+        if not records:
+            return
+        report.export_records = records  # type: ignore[attr-defined]
+        for record in records:
+            self.config.stash[SELECTED].add((record["case"], record["mode"]))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -138,19 +138,31 @@ def test_cli_warns_on_duplicates(files, capsys):
     assert f"warning: duplicate record {A} [strict]" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("problem", ["corrupt", "missing", "bad_output"])
+@pytest.mark.parametrize("problem", ["corrupt", "missing", "bad_output", "deep", "fifo", "dev_zero", "directory"])
 def test_cli_exits_2_with_a_clear_message_on_bad_input(files, capsys, problem):
+    import os
+
     tmp, p = files
     (tmp / "corrupt.json").write_text(json.dumps({"schema": "other"}))
-    args = {
-        "corrupt": [str(tmp / "corrupt.json"), "-o", str(tmp / "m.json")],
-        "missing": [str(tmp / "nope.json"), "-o", str(tmp / "m.json")],
-        "bad_output": [p["ok_a"], "-o", str(tmp / "m.txt")],
-    }[problem]
+    (tmp / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    os.mkfifo(tmp / "fifo.json")
+    (tmp / "dir.json").mkdir()
+    inputs = {"corrupt": "corrupt.json", "missing": "nope.json", "deep": "deep.json", "fifo": "fifo.json",
+              "directory": "dir.json"}
+    if problem == "bad_output":
+        args = [p["ok_a"], "-o", str(tmp / "m.txt")]
+    elif problem == "dev_zero":
+        args = [p["ok_a"], "/dev/zero", "-o", str(tmp / "m.json")]
+    else:
+        args = [p["ok_a"], str(tmp / inputs[problem]), "-o", str(tmp / "m.json")]
     assert main(["merge", *args]) == 2
     err = capsys.readouterr().err
     assert {"corrupt": "corrupt.json: not an export report", "missing": "nope.json: file does not exist",
-            "bad_output": "unknown format '.txt'"}[problem] in err
+            "bad_output": "unknown format '.txt'", "deep": "deep.json: not an export report (JSON nested too deeply)",
+            "fifo": "fifo.json: cannot be read (not a regular file)",
+            "dev_zero": "/dev/zero: cannot be read (not a regular file)",
+            "directory": "dir.json: cannot be read (it is a directory)"}[problem] in err
+    assert not (tmp / "m.json").exists()
 
 
 def test_python_dash_m_entry_point(files):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -212,3 +213,14 @@ def test_long_graph_code_is_capped():
 def test_empty_report_renders():
     root = parse(render_html(build_report([])))
     assert "No unexpected failures" in root.text()
+
+
+def test_control_characters_and_lone_surrogates_never_reach_the_page():
+    message = "open caf\udce9.bin: \x1b[31mred\x1b[0m \x00\x07 done"
+    record = make_record("tests/test_x.py::test_ctl", "strict", "failed", message=message)
+    record["outcome"]["failure"]["traceback"] = "frame\x1b[1m bold\x1b[0m\n\x08back"
+    html = render_html(build_report([record]))
+    html.encode("utf-8")  # writable
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", html)
+    assert "open caf\\udce9.bin: red \\x00\\x07 done" in parse(html).text()
+    assert "frame bold\n\\x08back" in html

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import re
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from report_factory import make_record, sample_records
 
 from pytest_export.report import build_report
@@ -61,3 +64,59 @@ def test_long_runs_are_capped():
 def test_no_records():
     md = render_markdown(build_report([]))
     assert "**0 results**" in md and "No unexpected failures." in md
+
+
+def _outside_code_spans(line: str) -> str:
+    """Return the text of ``line`` that CommonMark does not put inside a code span."""
+    out, i = [], 0
+    while i < len(line):
+        if line[i] == "\\":
+            out.append(line[i:i + 2])
+            i += 2
+        elif line[i] == "`":
+            n = len(re.match(r"`+", line[i:]).group())
+            # A run of n backticks closes only at the next run of exactly n.
+            close = re.compile(rf"(?<!`)`{{{n}}}(?!`)").search(line, i + n)
+            if close is None:
+                out.append(line[i:i + n])
+                i += n
+            else:
+                i = close.end()
+        else:
+            out.append(line[i])
+            i += 1
+    return "".join(out)
+
+
+INJECT = "a `` </code><img src=x onerror=alert(1)> `` b ` <i>c</i> ``` d"
+
+
+def test_backticks_in_a_message_cannot_close_its_code_span_and_inject_html():
+    record = make_record("tests/t.py::test_x", "strict", "failed", message=INJECT)
+    record["outcome"]["failure"]["source"]["code"] = INJECT
+    md = render_markdown(build_report([record]))
+    assert "<img src=x" in md  # shown, as code
+    for line in md.splitlines():
+        assert not re.search(r"(?<!\\)<", _outside_code_spans(line)), line
+
+
+def test_control_characters_and_lone_surrogates_never_reach_markdown():
+    message = "open caf\udce9.bin: \x1b[31mred\x1b[0m \x00\x07 done"
+    record = make_record("tests/t.py::test_x", "strict", "failed", message=message)
+    record["outcome"]["failure"]["hint"] = "bell \x07 here"
+    md = render_markdown(build_report([record]))
+    md.encode("utf-8")  # writable
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", md)
+    assert "open caf\\udce9.bin: red \\x00\\x07 done" in md
+    assert "bell \\\\x07 here" in md  # outside code the backslash itself is escaped
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=200, deadline=None)
+def test_no_message_escapes_its_code_span_or_carries_controls(message):
+    record = make_record("tests/t.py::test_x", "strict", "failed", message=message)
+    md = render_markdown(build_report([record]))
+    md.encode("utf-8")
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", md)
+    for line in md.splitlines():
+        assert not re.search(r"(?<!\\)<", _outside_code_spans(line)), line

@@ -63,3 +63,47 @@ def pytest_export_outcome(item, case, outcome):
     result = project.runpytest()
     result.assert_outcomes(passed=1, warnings=1)
     result.stdout.fnmatch_lines(["*ExportFindingWarning: strict: specialized (args[[]0[]]): dim b was specialized to 4"])
+
+
+SPECIALIZES = """
+    import logging
+    import pytest
+    import torch
+    from torch.export import Dim
+
+    class Specializes(torch.nn.Module):
+        def forward(self, x):
+            if not torch.compiler.is_compiling():  # eager only: strict capture refuses logging calls
+                logging.getLogger("torch.user_visible").warning("a torch record that reaches the root logger")
+            if x.shape[0] == 4:
+                return x + 1
+            return x - 1
+
+    @pytest.mark.exportable(modes=["strict"], dynamic_shapes={"x": {0: Dim("b", min=2, max=16)}})
+    def test_spec():
+        return Specializes(), (torch.ones(4, 3),)
+"""
+
+# Some setups let torch's records propagate to the root logger, where pytest captures them.
+PROPAGATE = """
+import logging
+import torch  # its import configures torch's loggers; change them afterwards
+logging.getLogger("torch").propagate = True
+"""
+
+
+def test_torch_logging_stays_out_of_a_failure_unless_asked_for(project):
+    project.makeconftest((project.path / "conftest.py").read_text() + PROPAGATE)
+    project.makepyfile(test_m=SPECIALIZES)
+    result = project.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines(["export failed in strict: stage constraints, category torch.dynamic-shape"])
+    assert "Error while creating guard" not in out
+    assert "a torch record that reaches the root logger" not in out
+    assert "Captured log call" not in out and "Captured stderr call" not in out
+    # Asked for: torch's own output is all there.
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--tb=long")
+    result.assert_outcomes(failed=1)
+    assert result.stdout.str().count("Error while creating guard") >= 1
+    result.stdout.fnmatch_lines(["*Captured log call*", "*a torch record that reaches the root logger*"])

@@ -158,3 +158,42 @@ def test_regression_fails_an_xdist_run_too(project, canned, baseline):
     result = project.runpytest_subprocess("-n", "2", "--export-baseline=base.json")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["export gate FAILED vs base.json: 1 regression*"])
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "deep_json", "long_name"])
+def test_a_pathological_baseline_path_is_a_usage_error_naming_it(project, kind):
+    import os
+
+    if kind == "fifo":
+        os.mkfifo(project.path / "base.json")  # opening it to read would block for ever
+        path, message = "base.json", "base.json: cannot be read (not a regular file)"
+    elif kind == "dev_zero":
+        path, message = "/dev/zero", "/dev/zero: cannot be read (not a regular file)"  # reading it fills memory
+    elif kind == "deep_json":
+        (project.path / "base.json").write_text("[" * 100_000 + "]" * 100_000)
+        path, message = "base.json", "base.json: not an export report (JSON nested too deeply)"
+    else:
+        path = "b" * 300 + ".json"
+        message = f"{path}: cannot be used as a file path (File name too long)"
+    result = project.runpytest(f"--export-baseline={path}", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"ERROR: --export-baseline: {message}" in result.stderr.str()
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_a_report_over_the_baseline_is_refused_unless_updating_it(project, canned, baseline, n):
+    before = baseline.read_text()
+    xdist = ["-n", str(n)] if n else []
+    result = project.runpytest_subprocess("--export-baseline=base.json", "--export-report=./base.json",
+                                          "-p", "no:cacheprovider", *xdist)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert ("ERROR: --export-report base.json is the --export-baseline file: writing the report would overwrite "
+            "the baseline; write the report elsewhere, or pass --export-baseline-update to replace the baseline"
+            ) in result.stderr.str()
+    assert baseline.read_text() == before
+    # With --export-baseline-update replacing it is the point; the run ends up as the new baseline.
+    canned({"test_canned_b": ("failed", "torch.operator")})
+    result = project.runpytest("--export-baseline=base.json", "--export-report=base.json", "--export-baseline-update")
+    result.assert_outcomes(passed=2, failed=1)
+    assert load_report(baseline)["summary"]["verdicts"] == {"passed": 2, "failed": 1}

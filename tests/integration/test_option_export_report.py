@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from html.parser import HTMLParser
 
 import pytest
@@ -151,14 +152,34 @@ def test_ctrl_c_still_writes_a_report_marked_incomplete(project, canned):
         ("r.txt", "--export-report: report path 'r.txt': unknown format '.txt'; use one of .json, .html, .md"),
         ("afile/r.json", "--export-report afile/r.json: cannot create directory afile (*)"),
         ("adir.json", "--export-report adir.json: is a directory, expected a file path"),
+        ("fifo.json", "--export-report fifo.json: is not a regular file (a FIFO, a device, ...); expected a file path"),
+        ("/dev/null", "--export-report /dev/null: is not a regular file (a FIFO, a device, ...); expected a file path"),
+        ("r" * 300 + ".json", f"--export-report {'r' * 300}.json: cannot be used as a file path (File name too long)"),
     ],
 )
 def test_bad_report_path_is_a_usage_error(project, path, message):
     (project.path / "adir.json").mkdir()
     (project.path / "afile").write_text("a file, not a directory")
+    os.mkfifo(project.path / "fifo.json")
     result = project.runpytest(f"--export-report={path}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"ERROR: {message}"])
+
+
+def test_a_report_name_at_the_file_system_limit_is_written(project, canned):
+    canned({})
+    project.makepyfile(test_m="""
+        import pytest
+        from exportcore import Case
+
+        @pytest.mark.exportable(modes=["non_strict"])
+        def test_canned():
+            return Case(model=lambda x: x, args=(1,))
+    """)
+    name = "r" * 250 + ".json"  # 255 bytes: valid, though its temporary twin's name must be shorter
+    result = project.runpytest(f"--export-report={name}")
+    assert result.ret == pytest.ExitCode.OK
+    assert load_report(project.path / name)["records"]
 
 
 def test_ini_report_paths_and_collect_only_writes_nothing(project, canned):

@@ -229,28 +229,107 @@ def test_each_xdist_worker_has_its_own_compile_cache_dir(pytester):
     assert all(path.endswith(f"/{worker}") for worker, path in dirs.items()), dirs
 
 
-@pytest.mark.xfail(strict=True, reason="helper C/E: a serial session killed mid-run writes no report at all; with "
-                   "-n 1 or more xdist recovers (see .briefs/G_findings.md)")
-def test_serial_session_killed_mid_run_still_leaves_the_finished_results(project, canned):
+DIES = """
+    import ctypes
+    import os
+    import signal
+    import pytest
+    from exportcore import Case
+
+    @pytest.mark.exportable(modes=["non_strict"])
+    def test_canned_a_first():
+        return Case(model=lambda x: x, args=(1,))
+
+    def test_canned_b_fixture(export_check):
+        assert export_check(lambda x: x, (1,), case_id="fixture-case").status == "passed"
+
+    @pytest.mark.exportable(modes=["non_strict"])
+    def test_canned_c_dies():
+        how = os.environ["HOW_TO_DIE"]  # what a segfault, the OOM killer or a stray exit does to a run
+        if how == "exit":
+            os._exit(int(os.environ["EXIT_STATUS"]))
+        if how == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        ctypes.string_at(0)
+
+    @pytest.mark.exportable(modes=["non_strict"])
+    def test_canned_d_never_runs():
+        return Case(model=lambda x: x, args=(1,))
+"""
+
+
+def _wait_for(path: Path, seconds: float = 120) -> None:
+    # The killed session's watcher writes the report once it sees its parent gone.
+    import time
+
+    end = time.monotonic() + seconds
+    while not path.exists() and time.monotonic() < end:
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("how, status", [("exit", 3), ("exit", 0), ("kill", None), ("segfault", None)])
+def test_serial_session_killed_mid_run_still_leaves_the_finished_results(project, canned, monkeypatch, how, status):
     canned({})
-    project.makepyfile(test_die="""
-        import os
-        import pytest
-        from exportcore import Case
-
-        @pytest.mark.exportable(modes=["non_strict"])
-        def test_canned_a_first():
-            return Case(model=lambda x: x, args=(1,))
-
-        @pytest.mark.exportable(modes=["non_strict"])
-        def test_canned_b_dies():
-            os._exit(3)  # what a segfault or the OOM killer does to a serial run
-    """)
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--export-report=r.json")
-    assert result.ret == 3
+    project.makepyfile(test_die=DIES)
+    monkeypatch.setenv("HOW_TO_DIE", how)
+    monkeypatch.setenv("EXIT_STATUS", str(status))
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--export-report=r.json", "--export-report=r.md")
+    assert result.ret != 0  # os._exit(0) included: a run that lost its end is never green
+    if how == "exit":
+        assert result.ret == (status or 3)
+        assert "called os._exit" in result.stderr.str()
+    _wait_for(project.path / "r.md")
     report = _load(project.path / "r.json")
     assert report["complete"] is False
-    assert _verdicts(report)["test_canned_a_first[non_strict]"] == ("passed", None)
+    assert "test_die.py::test_canned_c_dies[non_strict]" in report["stop_reason"]
+    assert _verdicts(report) == {
+        "test_canned_a_first[non_strict]": ("passed", None),
+        "test_canned_b_fixture": ("passed", None),
+        "test_canned_c_dies[non_strict]": ("crashed", "run"),
+    }
+    assert report["scope"]["not_run"] == [["test_die.py::test_canned_d_never_runs", "non_strict"]]
+    assert "Incomplete" in (project.path / "r.md").read_text() or "incomplete" in (project.path / "r.md").read_text()
+    assert not list(project.path.glob("*.journal"))
+
+
+def test_a_journal_left_behind_is_recovered_by_the_cli_and_by_the_next_session(project, canned):
+    import subprocess
+    import sys
+
+    from pytest_export.journal import Journal
+
+    canned({})
+    project.makepyfile(test_die=DIES)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # a pid that no longer runs: the session that wrote the journal is gone
+
+    def leave_journal() -> None:
+        journal = Journal(project.path / "r.json.journal", {"pid": dead.pid, "report": "r.json", "environment": {}})
+        journal.append({"scope": {"selected": [["test_die.py::test_canned_a_first", "non_strict"],
+                                               ["test_die.py::test_canned_c_dies", "non_strict"]]}})
+        ran = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-k", "first",
+                              "--export-report=first.json"], cwd=project.path, capture_output=True, text=True)
+        journal.append({"record": _load(project.path / "first.json")["records"][0]})
+        journal.append({"running": {"test": "test_die.py::test_canned_c_dies[non_strict]",
+                                    "case": "test_die.py::test_canned_c_dies", "mode": "non_strict"}})
+        journal._file.close()  # killed: no "closed" line
+        assert ran.returncode == 0, ran.stdout
+
+    leave_journal()
+    cli = [sys.executable, "-m", "pytest_export", "recover", "r.json"]
+    done = subprocess.run(cli, cwd=project.path, capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr  # something was recovered: that run is incomplete
+    assert "recovered r.json from its journal: 2 records (1 crashed)" in done.stderr
+    report = _load(project.path / "r.json")
+    assert report["complete"] is False and _verdicts(report)["test_canned_c_dies[non_strict]"] == ("crashed", "run")
+    again = subprocess.run(cli, cwd=project.path, capture_output=True, text=True)
+    assert again.returncode == 0 and "nothing to recover" in again.stdout
+
+    leave_journal()
+    result = project.runpytest("-p", "no:cacheprovider", "--export-report=r.json", "-k", "first")
+    result.stdout.fnmatch_lines(["pytest-export: recovered r.json from the journal of a killed session (*"])
+    assert not (project.path / "r.json.journal").exists()
+    assert _load(project.path / "r.json")["complete"] is True  # and this run then wrote its own
 
 
 def test_export_check_fixture_returns_a_timeout_and_the_test_goes_on(project, records):
@@ -335,3 +414,40 @@ def test_under_pytest_timeouts_signal_method_the_case_is_recorded_as_timeout_fir
     assert (hung["verdict"], hung["outcome"]["failure"]["stage"]) == ("timeout", "eager")
     assert "Timeout >2" not in result.stdout.str()
     assert fine["verdict"] == "passed"
+
+
+def test_a_tiny_engine_limit_never_leaks_its_alarm_into_later_code():
+    import signal
+    import time
+
+    import torch
+
+    import exportcore
+
+    def mine(signum, frame):  # pragma: no cover - must never run
+        raise AssertionError("an alarm reached code after the case")
+
+    previous = signal.signal(signal.SIGALRM, mine)
+    try:
+        for _ in range(3):
+            # The alarm fires while the timer is being armed: it must still stay inside the case.
+            outcome = exportcore.check(torch.nn.Linear(2, 2), (torch.ones(1, 2),), timeout=1e-9, examples=0,
+                                       checks=["numerics"])
+            assert outcome.status == "timeout"
+            assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+            assert signal.getsignal(signal.SIGALRM) is mine
+        end = time.monotonic() + 3  # longer than any retry or backstop the deadline arms
+        while time.monotonic() < end:
+            sum(range(1000))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("limit", ["1e-9", "0.05"])
+def test_an_absurdly_small_export_timeout_is_a_usage_error(pytester, limit):
+    pytester.makepyfile(test_p="def test_p():\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--export-timeout={limit}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert (f"--export-timeout must be at least 0.1 s: no export finishes sooner, so every case would time out "
+            f"(it is in seconds), got {float(limit):g}") in result.stderr.str()

@@ -1,0 +1,165 @@
+"""A corrected ``dynamic_shapes`` for a failing case, re-exported to verify it before it is shown."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import TYPE_CHECKING, Any
+
+from exportcore.explain.bounds import Violation, solve, violations
+from exportcore.explain.specs import dim_bounds, render_spec, replace_bounds, spec_changes
+from exportcore.outcome import Failure, SpecFix
+
+if TYPE_CHECKING:
+    from exportcore.check import Run
+
+__all__ = ["wants_fix", "corrected_spec"]
+
+#: Re-exports one fix may spend: torch reports one layer of violations per export.
+_MAX_EXPORTS = 3
+_NARROWED = re.compile(r"\((?P<name>\w+)\) declared \[.*?\] but exported as \[(?P<lo>-?\d+), (?P<hi>\S+?)\]")
+_FIXES_LINE = re.compile(r"^\s*\w+ = \S")
+_GUARD_FAILED = re.compile(r"Guard failed: (?P<guard>.*?)(?:\); the export|\)?$)")
+_SIZE = re.compile(r"(?P<input>\w+)\.size\(\)\[(?P<axis>\d+)\]")
+
+
+def wants_fix(run: Run) -> bool:
+    """Return whether the failure is one a corrected dynamic_shapes can fix."""
+    failure = run.outcome.failure
+    if failure is None or run.outcome.status != "failed" or run.dynamic_shapes is None:
+        return False
+    if failure.stage in ("constraints", "capture") and failure.category == "torch.dynamic-shape":
+        return True
+    if failure.stage != "guards":
+        return False
+    return "Guard failed:" in failure.message or any(f.kind == "narrowed" for f in run.outcome.findings)
+
+
+def corrected_spec(run: Run) -> SpecFix | None:
+    """Derive a corrected spec, re-export with it, and return it verified or merely suggested."""
+    start = time.perf_counter()
+    failure = run.outcome.failure
+    assert failure is not None
+    spec, origin, notes = _derive(run, run.dynamic_shapes, failure)
+    if spec is None:
+        return None if not notes else SpecFix(
+            status="suggested", dynamic_shapes="", origin=origin, reason="; ".join(notes),
+            seconds=round(time.perf_counter() - start, 3),
+        )
+    exports, reason = 0, ""
+    while True:
+        exports += 1
+        verdict = _verify(run, spec)
+        if verdict.status == "passed":
+            break
+        reason = verdict.failure.headline() if verdict.failure else verdict.status
+        again = None
+        if exports < _MAX_EXPORTS and verdict.failure is not None and verdict.failure.stage in ("constraints", "guards"):
+            again, _, more = _derive(run, spec, verdict.failure)
+            notes += more
+        if again is None:
+            break
+        spec, reason = again, ""
+    status = "verified" if not reason else "suggested"
+    notes = [] if status == "verified" else notes  # what a verified spec leaves out no longer matters
+    return SpecFix(
+        status=status, dynamic_shapes=render_spec(spec), origin=origin,
+        changes=_changes(run.dynamic_shapes, spec), exports=exports,
+        reason="; ".join(([f"did not export: {reason}"] if reason else []) + notes),
+        seconds=round(time.perf_counter() - start, 3),
+    )
+
+
+def _derive(run: Run, spec: Any, failure: Failure) -> tuple[Any, str, list[str]]:
+    """Return (new spec or None, where it came from, notes on what could not be fixed)."""
+    text = failure.detail or failure.message
+    if "Suggested fixes:" in text:
+        refined = _torch_suggestion(text, spec)
+        if refined is not None:
+            return refined, "torch's suggested fixes", []
+    found = violations(text) or _runtime_guard(run, failure)
+    if found:
+        examples = run.spec.example_assignment() if run.spec is not None else {}
+        solutions = solve(found, dim_bounds(spec), examples)
+        bounds = {s.name: s.bounds for s in solutions if s.bounds is not None}
+        notes = [f"{s.name}: {s.note} (guard: {' and '.join(s.guards)})" for s in solutions if s.note]
+        steps = {s.name: s.step for s in solutions if s.bounds is not None and s.step > 1}
+        if bounds:
+            return replace_bounds(spec, bounds, steps), "solved from the violated guard", notes
+        return None, "solved from the violated guard", notes
+    narrowed = {m["name"]: (int(m["lo"]), None if "oo" in m["hi"] else int(m["hi"]))
+                for f in run.outcome.findings if f.kind == "narrowed" for m in [_NARROWED.search(f.message)] if m}
+    if narrowed and failure.stage == "guards":
+        return replace_bounds(spec, narrowed), "the exported range_constraints", []
+    return None, "", []
+
+
+def _runtime_guard(run: Run, failure: Failure) -> list[Violation]:
+    """Return the guard an exported program failed on an in-spec shape, as violations of the declared dims."""
+    match = _GUARD_FAILED.search(failure.message) if failure.stage == "guards" else None
+    if match is None or run.spec is None:
+        return []
+    guard = match["guard"].strip()
+    found = []
+    for source in dict.fromkeys(m.group(0) for m in _SIZE.finditer(guard)):
+        size = _SIZE.match(source)
+        name = _root_of(run, size["input"], int(size["axis"])) if size else None
+        if name is None:
+            return []  # a size we cannot name: solving the rest would be a guess
+        found.append(Violation(name, source, guard))
+    return found
+
+
+def _root_of(run: Run, param: str, axis: int) -> str | None:
+    import inspect
+
+    try:
+        names = [p for p in inspect.signature(run.model.forward).parameters]
+    except (TypeError, ValueError):
+        names = []
+    paths = {f"['{param}']", f"[{param!r}]"}
+    if param in names:
+        index = names.index(param)
+        paths |= {f"args[{index}]", f"[{index}]", f"kwargs[{param!r}]"}
+    for ax in run.spec.axes():
+        if ax.root is None or ax.derived:
+            continue
+        head, _, last = ax.field.rpartition("[")
+        if last.rstrip("]") == str(axis) and any(head.endswith(p) for p in paths):
+            return ax.root
+    return None
+
+
+def _torch_suggestion(text: str, spec: Any) -> Any:
+    try:
+        from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
+    except ImportError:  # older torch: fall back to solving the guards
+        return None
+    head, _, tail = text.partition("Suggested fixes:")
+    lines = []
+    for line in tail.splitlines():
+        if not line.strip():
+            continue
+        if not _FIXES_LINE.match(line):
+            break
+        lines.append(line.strip())
+    if not lines:
+        return None
+    try:
+        return refine_dynamic_shapes_from_suggested_fixes(head + "Suggested fixes:\n" + "\n".join(lines), spec)
+    except Exception:  # noqa: BLE001 - torch could not apply its own suggestion: solve the guards instead
+        return None
+
+
+def _verify(run: Run, spec: Any) -> Any:
+    from exportcore.check import check
+
+    return check(
+        run.model, run.args, run.kwargs, dynamic_shapes=spec, mode=run.mode.name,
+        checks=("accept", "reject"), examples=max(2, min(run.examples, 5)), inputs=run.inputs,
+        seed=run.seed, case_id=run.outcome.case_id, explain="off",
+    )
+
+
+def _changes(before: Any, after: Any) -> list[str]:
+    return spec_changes(before, after) or ["spec rewritten as torch suggested"]

@@ -1,0 +1,169 @@
+"""Rewrite a ``dynamic_shapes`` pytree with new Dim bounds, and print it as Python a user can paste."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["replace_bounds", "render_spec", "dim_bounds", "spec_changes"]
+
+
+def _is_dim(value: Any) -> bool:
+    return type(value).__name__ in ("Dim", "_Dim", "_StaticDim") and hasattr(value, "__name__")
+
+
+def _is_derived(value: Any) -> bool:
+    return hasattr(value, "root") and hasattr(value, "fn") and _is_dim(value.root)
+
+
+def _is_hint(value: Any) -> bool:
+    return type(value).__name__ == "_DimHint"
+
+
+def _bound(value: Any) -> int | None:
+    """Return an int bound, or None for torch's int_oo / unbounded."""
+    if value is None or "oo" in str(value):  # torch's int_oo does not convert to int
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError, OverflowError, AttributeError):
+        return None
+    return number if abs(number) < 2**62 else None
+
+
+def dim_bounds(dynamic_shapes: Any) -> dict[str, tuple[int, int | None]]:
+    """Return ``{name: (min, max)}`` of every root Dim in the spec (max None when unbounded)."""
+    out: dict[str, tuple[int, int | None]] = {}
+
+    def visit(value: Any) -> Any:
+        dim = value.root if _is_derived(value) else value
+        if _is_dim(dim):
+            out.setdefault(dim.__name__, (_bound(dim.min) or 0, _bound(dim.max)))
+        return value
+
+    _map(dynamic_shapes, visit)
+    return out
+
+
+def replace_bounds(dynamic_shapes: Any, bounds: dict[str, tuple[int, int | None]],
+                   steps: dict[str, int] | None = None) -> Any:
+    """Return a copy of the spec whose root Dims named in ``bounds`` get those (min, max).
+
+    A dim in ``steps`` takes only every step-th value from its min: it becomes ``step * _name + offset``.
+    """
+    from torch.export import Dim
+
+    made: dict[str, Any] = {}
+    steps = steps or {}
+
+    def new_root(dim: Any) -> Any:
+        name = dim.__name__
+        if name not in bounds:
+            return dim
+        if name not in made and steps.get(name, 1) > 1:
+            lo, hi = bounds[name]
+            step, offset = steps[name], lo % steps[name]
+            inner = Dim(f"_{name}", min=lo // step, max=None if hi is None else (hi - offset) // step)
+            made[name] = step * inner + offset if offset else step * inner
+        if name not in made:
+            lo, hi = bounds[name]
+            # One value left: the dim is static (a Dim cannot have min == max).
+            made[name] = lo if lo == hi else Dim(name, min=lo, max=hi) if hi is not None else Dim(name, min=lo)
+        return made[name]
+
+    def visit(value: Any) -> Any:
+        if _is_derived(value):
+            root = new_root(value.root)
+            if isinstance(root, int):
+                return int(value.fn(root))
+            return value if root is value.root else type(value)(value.__name__, root, value.fn)
+        if _is_dim(value):
+            return new_root(value)
+        return value
+
+    return _map(dynamic_shapes, visit)
+
+
+def render_spec(dynamic_shapes: Any) -> str:
+    """Return paste-able Python: one line per root Dim, then ``dynamic_shapes=...``."""
+    roots: dict[str, Any] = {}
+
+    def collect(value: Any) -> Any:
+        dim = value.root if _is_derived(value) else value
+        if _is_dim(dim):
+            roots.setdefault(dim.__name__, dim)
+        return value
+
+    _map(dynamic_shapes, collect)
+    lines = [f"{name} = {_dim_call(dim)}" for name, dim in roots.items()]
+    lines.append(f"dynamic_shapes={_source(dynamic_shapes)}")
+    return "\n".join(lines)
+
+
+def _dim_call(dim: Any) -> str:
+    parts = [repr(dim.__name__)]
+    lo, hi = _bound(dim.min), _bound(dim.max)
+    if lo:
+        parts.append(f"min={lo}")
+    if hi is not None:
+        parts.append(f"max={hi}")
+    return f"Dim({', '.join(parts)})"
+
+
+def _source(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_source(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, tuple):
+        inner = ", ".join(_source(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, list):
+        return "[" + ", ".join(_source(v) for v in value) + "]"
+    if _is_derived(value):
+        return _derived_source(value)
+    if _is_dim(value):
+        return value.__name__
+    if _is_hint(value):
+        kind = getattr(getattr(value, "type", None), "name", "AUTO")
+        lo, hi = _bound(getattr(value, "min", None)), _bound(getattr(value, "max", None))
+        args = ", ".join(f"{k}={v}" for k, v in (("min", lo), ("max", hi)) if v is not None)
+        return f"Dim.{kind}" + (f"({args})" if args else "")
+    return repr(value)
+
+
+def _derived_source(value: Any) -> str:
+    import sympy
+
+    try:
+        offset = int(value.fn(sympy.Integer(0)))
+        scale = int(value.fn(sympy.Integer(1))) - offset
+    except Exception:  # noqa: BLE001 - an unusual fn: fall back to torch's own name
+        return str(value.__name__)
+    text = value.root.__name__ if scale == 1 else f"{scale} * {value.root.__name__}"
+    return text + (f" + {offset}" if offset > 0 else f" - {-offset}" if offset < 0 else "")
+
+
+def _map(value: Any, fn: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _map(v, fn) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_map(v, fn) for v in value)
+    return fn(value)
+
+
+def spec_changes(before: Any, after: Any, where: str = "dynamic_shapes") -> list[str]:
+    """Return one line per leaf of the spec that differs, e.g. ``dynamic_shapes['x'][2]: h [32, 128] -> h [33, 128]``."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        return [line for k in before if k in after for line in spec_changes(before[k], after[k], f"{where}[{k!r}]")]
+    if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)) and len(before) == len(after):
+        return [line for i, (b, a) in enumerate(zip(before, after)) for line in spec_changes(b, a, f"{where}[{i}]")]
+    old, new = _leaf(before), _leaf(after)
+    return [] if old == new else [f"{where}: {old} -> {new}"]
+
+
+def _leaf(value: Any) -> str:
+    dim = value.root if _is_derived(value) else value
+    if _is_dim(dim):
+        lo, hi = _bound(dim.min) or 0, _bound(dim.max)
+        return f"{_source(value)} [{lo}, {'int_oo' if hi is None else hi}]"
+    if isinstance(value, int):
+        return f"static {value}"
+    return _source(value)

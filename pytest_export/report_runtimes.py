@@ -1,0 +1,91 @@
+"""Shapes × runtimes: per case, what each runtime did with each input shape tried.
+
+Built from the ``shape_table`` rows that target outcomes carry (exportcore.targets):
+rows are input shapes (the examples, drawn in-range shapes, out-of-range probes),
+columns the exported program's ``.module()`` and each target; a cell is accepted,
+rejected, wrong result or error. Pure: imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+__all__ = ["MODULE_COLUMN", "runtime_tables", "runtimes_html", "runtimes_markdown"]
+
+MODULE_COLUMN = ".module()"
+_TARGET_ORDER = ("aoti", "onnx", "executorch")
+_KIND_ORDER = {"example": 0, "in range": 1}
+
+
+def runtime_tables(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Return ``{case or "case [device]": {"columns": [...], "rows": [{"shapes", "kind", column: verdict}]}}``."""
+    tables: dict[str, dict[str, Any]] = {}
+    for record in records:
+        outcome = record.get("outcome") or {}
+        rows = outcome.get("shape_table") or []
+        if not rows:
+            continue
+        target, _, device = record["mode"].partition("-")
+        key = record["case"] if not device else f"{record['case']} [{device}]"
+        table = tables.setdefault(key, {"columns": [MODULE_COLUMN], "rows": []})
+        if target not in table["columns"]:
+            table["columns"].append(target)
+        by_shape = {r["shapes"]: r for r in table["rows"]}
+        for row in rows:
+            merged = by_shape.get(row["shapes"])
+            if merged is None:
+                merged = {"shapes": row["shapes"], "kind": row.get("kind", "")}
+                table["rows"].append(merged)
+                by_shape[row["shapes"]] = merged
+            if target in row:
+                merged[target] = row[target]
+            if MODULE_COLUMN in row:
+                merged.setdefault(MODULE_COLUMN, row[MODULE_COLUMN])
+    for table in tables.values():
+        first, rest = table["columns"][:1], table["columns"][1:]
+        table["columns"] = first + sorted(rest, key=lambda c: (_TARGET_ORDER + (c,)).index(c))
+        table["rows"].sort(key=lambda r: (_KIND_ORDER.get(r["kind"], 2), r["kind"]))
+    return dict(sorted(tables.items()))
+
+
+def runtimes_html(tables: dict[str, dict[str, Any]]) -> str:
+    """Return the HTML section with one shapes × runtimes table per case ("" when there is none)."""
+    if not tables:
+        return ""
+    e = html.escape
+    parts = ['<h2 id="runtimes">Shapes × runtimes</h2>',
+             "<p>What each runtime did with each input shape: the examples, drawn in-range shapes and "
+             "out-of-range probes. An out-of-range shape should be <em>rejected</em>.</p>"]
+    for case, table in tables.items():
+        cols = table["columns"]
+        head = "".join(f"<th>{e(c)}</th>" for c in cols)
+        body = []
+        for row in table["rows"]:
+            out_of_range = row["kind"].startswith("out of range")
+            cells = []
+            for c in cols:
+                verdict = row.get(c, "")
+                bad = verdict in ("wrong result", "error") or (out_of_range and verdict == "accepted") or (
+                    not out_of_range and verdict == "rejected")
+                cells.append(f'<td class="{"v-failed" if bad else ""}">{e(verdict or "–")}</td>')
+            body.append(f"<tr><td><code>{e(row['shapes'])}</code></td><td>{e(row['kind'])}</td>{''.join(cells)}</tr>")
+        parts.append(f"<h3>{e(case)}</h3><table class=\"runtimes\"><thead><tr><th>shapes</th><th>kind</th>{head}"
+                     f"</tr></thead><tbody>{''.join(body)}</tbody></table>")
+    return "\n".join(parts)
+
+
+def runtimes_markdown(tables: dict[str, dict[str, Any]]) -> list[str]:
+    """Return Markdown lines: one shapes × runtimes table per case (none when there is none)."""
+    if not tables:
+        return []
+    lines = ["", "### Shapes × runtimes", ""]
+    for case, table in tables.items():
+        cols = table["columns"]
+        lines += [f"**{case.replace('|', '/')}**", "", "| shapes | kind | " + " | ".join(cols) + " |",
+                  "|---|---|" + "---|" * len(cols)]
+        for row in table["rows"]:
+            cells = " | ".join(row.get(c, "–") for c in cols)
+            lines.append(f"| `{row['shapes']}` | {row['kind']} | {cells} |")
+        lines.append("")
+    return lines

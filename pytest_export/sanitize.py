@@ -1,0 +1,44 @@
+"""Make text from exceptions and models safe to store (records) and to show (HTML, Markdown).
+
+Exception messages can hold anything: a lone surrogate from ``os.fsdecode`` of non-UTF-8
+bytes cannot be written as UTF-8 at all, and terminal escapes or NUL/BEL bytes must not
+reach a page raw. Pure: imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["clean_text", "clean_tree", "shown_text"]
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
+# C0 controls except tab and newline, DEL, C1 controls.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def clean_text(text: str) -> str:
+    """Return ``text`` with what UTF-8 cannot encode (lone surrogates) written as ``\\udcxx`` escapes."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def clean_tree(value: Any) -> Any:
+    """Return a copy of a JSON-like tree with every string (keys included) passed through clean_text."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_tree(k): clean_tree(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean_tree(v) for v in value]
+    return value
+
+
+def shown_text(value: Any) -> str:
+    """Return ``value`` as text fit for a page: encodable, terminal escapes dropped, controls as ``\\xNN``."""
+    text = clean_text(str(value)).replace("\r\n", "\n").replace("\r", "\n")
+    text = _ANSI.sub("", text)
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)

@@ -1,0 +1,139 @@
+"""The explanation part of a failure: the verified fix, the failing submodule, every issue, the rewrite.
+
+Pure string building over an Outcome (and ExportDB's case sources); no pytest, no torch.
+Shared by the failure text, the Markdown and HTML reports, and ``python -m pytest_export explain``.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from exportcore.outcome import Explanation, Outcome, SpecFix
+
+__all__ = ["fix_status", "explanation_lines", "rewrite_lines", "explanation_markdown", "explanation_html"]
+
+VERIFIED = "verified (exports with this spec, and its accept/reject checks pass)"
+
+
+def fix_status(fix: SpecFix) -> str:
+    """Return the fix's one-line status: verified, or suggested with the reason it is not."""
+    if fix.status == "verified":
+        return VERIFIED
+    return f"suggested ({fix.reason or 'not verified'})"
+
+
+def _cost(fix: SpecFix) -> str:
+    exports = f"{fix.exports} re-export{'s' if fix.exports != 1 else ''}, " if fix.exports else ""
+    return f"{exports}{fix.seconds:.1f} s"
+
+
+def explanation_lines(outcome: Outcome) -> list[str]:
+    """Return the failure text's lines for the outcome's explanation (none when there is none)."""
+    ex = outcome.explanation
+    if ex is None:
+        return []
+    lines: list[str] = []
+    if ex.fix is not None:
+        fix = ex.fix
+        if fix.dynamic_shapes:
+            lines += ["", f"fix: {fix_status(fix)} [{fix.origin}; {_cost(fix)}]"]
+            lines += [f"  {c}" for c in fix.changes]
+            lines.append("  paste into @pytest.mark.exportable(...):")
+            lines += [f"    {line}" for line in fix.dynamic_shapes.splitlines()]
+        else:
+            lines += ["", f"fix: none found ({fix.reason}) [{_cost(fix)}]"]
+    for sub in ex.submodules:
+        more = f", {sub.instances} instances" if sub.instances > 1 else ""
+        lines += ["", f"failing submodule: {sub.path} ({sub.module_type}{more}) fails on its own: "
+                      f"{sub.category}: {sub.message}"]
+    if ex.issues:
+        took = f" [{ex.timings['draft']:.1f} s]" if "draft" in ex.timings else ""
+        lines += ["", f"all issues (torch.export.draft_export; the verdict above is the real export's){took}:"]
+        for i, issue in enumerate(ex.issues, 1):
+            where = f" at {issue.location}" if issue.location else ""
+            lines.append(f"  {i}. {issue.kind}{where}: {issue.message}")
+            if issue.code:
+                lines.append(f"     code: {issue.code}")
+            if issue.suggestion:
+                lines.append(f"     try: {issue.suggestion}")
+    lines += [f"note: {n}" for n in ex.notes]
+    return lines
+
+
+def rewrite_lines(case: str | None, indent: str = "    ") -> list[str]:
+    """Return the before/after snippet of an ExportDB case and its rewrite, indented for the failure text."""
+    snippet = _snippet(case)
+    if snippet is None:
+        return []
+    lines = [f"{indent}before ({snippet.case}):"]
+    lines += [f"{indent}  | {line}" for line in snippet.before.splitlines()]
+    lines.append(f"{indent}after ({snippet.rewrite}):")
+    lines += [f"{indent}  | {line}" for line in snippet.after.splitlines()]
+    return lines
+
+
+def _snippet(case: str | None) -> Any:
+    if not case:
+        return None
+    from exportdb.snippets import rewrite_snippet
+
+    try:
+        return rewrite_snippet(case)
+    except Exception:  # noqa: BLE001 - a broken catalog entry must not hide the failure itself
+        return None
+
+
+def explanation_markdown(outcome: dict[str, Any]) -> list[str]:
+    """Return Markdown list items (two-space indented) for a record's outcome dict."""
+    ex = _load(outcome) if (outcome or {}).get("explanation") else None
+    if ex is None:
+        return []
+    out: list[str] = []
+    if ex.fix is not None and ex.fix.dynamic_shapes:
+        out.append(f"  - fix: {fix_status(ex.fix)}")
+        out += ["", "    ```python"] + [f"    {line}" for line in ex.fix.dynamic_shapes.splitlines()] + ["    ```", ""]
+    for sub in ex.submodules:
+        out.append(f"  - failing submodule: `{sub.path}` ({sub.module_type}): {sub.category}")
+    for issue in ex.issues:
+        where = f" at `{issue.location}`" if issue.location else ""
+        out.append(f"  - issue {issue.kind}{where}: {issue.message}")
+    return out
+
+
+def explanation_html(outcome: dict[str, Any], case: str | None = None) -> list[tuple[str, str]]:
+    """Return (label, HTML) rows for a record's outcome dict: fix, submodules, issues, rewrite."""
+    e = html.escape
+    rows: list[tuple[str, str]] = []
+    snippet = _snippet(case)
+    if snippet is not None:
+        rows.append(("supported rewrite", f"<pre>{e(snippet.before)}</pre>&darr; <code>{e(snippet.rewrite)}</code>"
+                     f"<pre>{e(snippet.after)}</pre>"))
+    ex = _load(outcome) if (outcome or {}).get("explanation") else None
+    if ex is None:
+        return rows
+    if ex.fix is not None:
+        body = f"<pre>{e(ex.fix.dynamic_shapes)}</pre>" if ex.fix.dynamic_shapes else ""
+        label = "verified fix" if ex.fix.status == "verified" else "suggested fix"
+        rows.append((label, f"{e(fix_status(ex.fix))} <span class=\"muted\">{e(ex.fix.origin)}; "
+                     f"{e(_cost(ex.fix))}</span>{body}"))
+    if ex.submodules:
+        rows.append(("failing submodule", "<br>".join(
+            f"<code>{e(s.path)}</code> ({e(s.module_type)}): {e(s.message)}" for s in ex.submodules)))
+    if ex.issues:
+        rows.append(("all issues", "<ol>" + "".join(
+            f"<li><b>{e(i.kind)}</b> {e(i.location)}: {e(i.message)}"
+            + (f"<br><code>{e(i.code)}</code>" if i.code else "")
+            + (f"<br>try: <code>{e(i.suggestion)}</code>" if i.suggestion else "") + "</li>"
+            for i in ex.issues) + "</ol>"))
+    return rows
+
+
+def _load(outcome: dict[str, Any]) -> Explanation | None:
+    # One codec: the outcome's own (reports hold validated outcomes; a bad one shows no explanation).
+    from exportcore.outcome import SchemaError
+
+    try:
+        return Outcome.from_dict(outcome).explanation
+    except SchemaError:
+        return None

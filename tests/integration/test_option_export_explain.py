@@ -1,0 +1,184 @@
+"""--export-explain and ``python -m pytest_export explain``: real exports of failing models, one session.
+
+Acceptance of issue 15: a strided conv stack with Dim(min=32) gets a verified min=33; a round()
+model gets a verified spec and its own ExportDB case; a data-dependent branch in one submodule
+is named by its qualified path; two independent problems are both listed; a passing case
+carries no explanation; no file is left in the temp directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+CASES = '''
+import pytest
+import torch
+from torch import nn
+from torch.export import Dim
+
+
+class Stem(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 4, 3, 2, 1), nn.MaxPool2d(3, 2, 1), nn.Conv2d(4, 4, 3, 2, 1),
+            nn.Conv2d(4, 4, 3, 2, 1), nn.Conv2d(4, 4, 3, 2, 1), nn.AdaptiveAvgPool2d(1),
+        )
+
+    def forward(self, x):
+        return self.features(x).flatten(1)
+
+
+class Halves(nn.Module):
+    def forward(self, x):
+        h = round(x.shape[0] / 2)
+        return x[:h] + x[h:]
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+class Gate(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x * 2
+        return x
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Block(), Gate(), Block()])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.head(self.encoder(x))
+
+
+class TwoProblems(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:  # problem one: a data-dependent branch
+            x = x * 2
+        return x.reshape(4, -1)  # problem two: the batch is fixed to 4
+
+
+@pytest.mark.exportable(dynamic_shapes={"x": {2: Dim("h", min=32, max=128), 3: Dim("w", min=32, max=128)}})
+def test_stem():
+    return Stem(), (torch.randn(1, 3, 64, 64),)
+
+
+@pytest.mark.exportable(dynamic_shapes={"x": {0: Dim("n", min=2, max=64)}})
+def test_round():
+    return Halves(), (torch.randn(16),)
+
+
+@pytest.mark.exportable()
+def test_submodule():
+    return Net(), (torch.randn(4, 8),)
+
+
+@pytest.mark.exportable(dynamic_shapes={"x": {0: Dim("b", min=2, max=64)}})
+def test_two():
+    return TwoProblems(), (torch.randn(4, 8),)
+
+
+@pytest.mark.exportable(dynamic_shapes={"x": {0: Dim("b", min=2, max=64)}})
+def test_ok():
+    return Block(), (torch.randn(4, 8),)
+'''
+
+
+@pytest.fixture
+def session(project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Run the cases once, non-strict, with --export-explain and a fresh, empty TMPDIR."""
+    project.makepyfile(test_explain=CASES)
+    tmp = tmp_path_factory.mktemp("session-tmp")
+    monkeypatch.setenv("TMPDIR", str(tmp))
+    # torch's own inductor cache defaults to $TMPDIR/torchinductor_$USER with or without this plugin.
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("inductor")))
+    result = project.runpytest_subprocess(
+        "--export-explain", "--export-modes=non_strict", "-p", "no:cacheprovider",
+        "--export-report=out/r.json", "--export-report=out/r.html", "--export-report=out/r.md",
+    )
+    return project, result, tmp
+
+
+def test_explain_session_and_command(session) -> None:
+    project, result, tmp = session
+    result.assert_outcomes(passed=1, failed=4)
+    out = result.stdout.str()
+    report = json.loads((project.path / "out/r.json").read_text())
+    by_case = {r["case"].split("::")[-1]: r["outcome"] for r in report["records"]}
+
+    # 1. the strided stack: torch needs h, w >= 33, verified by a re-export
+    fix = by_case["test_stem"]["explanation"]["fix"]
+    assert fix["status"] == "verified", fix
+    assert "h = Dim('h', min=33, max=128)" in fix["dynamic_shapes"]
+    assert "w = Dim('w', min=33, max=128)" in fix["dynamic_shapes"]
+    assert fix["exports"] >= 1 and fix["seconds"] > 0
+    assert "fix: verified (exports with this spec, and its accept/reject checks pass)" in out
+    assert by_case["test_stem"]["failure"]["exportdb_case"] == "conv_output_size_guard"
+
+    # 2. round(): its own ExportDB case (with the rewrite inline) and a verified derived spec
+    round_outcome = by_case["test_round"]
+    assert round_outcome["failure"]["exportdb_case"] == "round_on_size"
+    assert "2 * _n" in round_outcome["explanation"]["fix"]["dynamic_shapes"]
+    assert round_outcome["explanation"]["fix"]["status"] == "verified"
+    assert "after (halves_by_reshape):" in out and "x.reshape(2, -1).sum(0)" in out
+
+    # 3. the failing submodule, by qualified path
+    subs = by_case["test_submodule"]["explanation"]["submodules"]
+    assert [s["path"] for s in subs] == ["encoder.layers.1"], subs
+    assert subs[0]["module_type"] == "Gate"
+    assert "failing submodule: encoder.layers.1 (Gate) fails on its own" in out
+
+    # 4. both problems of one model, with their source lines
+    issues = by_case["test_two"]["explanation"]["issues"]
+    codes = " | ".join(i["code"] for i in issues)
+    assert "if x.sum() > 0" in codes and "x.reshape(4, -1)" in codes, issues
+    assert by_case["test_two"]["failure"]["category"] == "data-dependent"  # the real verdict stands
+
+    # 5. a passing case pays nothing and carries nothing
+    assert by_case["test_ok"]["explanation"] is None
+
+    html = (project.path / "out/r.html").read_text()
+    assert "verified fix" in html and "min=33" in html and "encoder.layers.1" in html
+    md = (project.path / "out/r.md").read_text()
+    assert "fix: verified" in md and "`encoder.layers.1`" in md
+
+    # draft_export's log files (and ours) are gone
+    assert os.listdir(tmp) == []
+
+    # python -m pytest_export explain: the same story from the report, for one case
+    rerun = project.run(sys.executable, "-m", "pytest_export", "explain", "out/r.json",
+                        "test_explain.py::test_submodule[non_strict]")
+    out = rerun.stdout.str()
+    assert rerun.ret == 1, out
+    assert "explaining test_explain.py::test_submodule[non_strict] (recorded: failed" in out
+    assert "failing submodule: encoder.layers.1 (Gate)" in out
+    assert "all issues (torch.export.draft_export" in out
+
+    missing = project.run(sys.executable, "-m", "pytest_export", "explain", "out/r.json", "test_nope[strict]")
+    assert missing.ret == 2
+    assert "no record matches 'test_nope[strict]'" in missing.stderr.str()

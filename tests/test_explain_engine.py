@@ -1,0 +1,116 @@
+"""exportcore.explain: guard solving, spec rewriting and the verified fix, on real exports where it matters."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.export import Dim
+
+import exportcore
+from exportcore.explain.bounds import solve, violations
+from exportcore.explain.specs import dim_bounds, render_spec, replace_bounds, spec_changes
+from exportcore.outcome import Explanation, Outcome, SchemaError, SpecFix
+
+CONV_MESSAGE = """Constraints violated (h, w)! For more information, run with TORCH_LOGS="+dynamic".
+  - Not all values of w = L['x'].size()[3] in the specified range 32 <= w <= 128 satisfy the generated guard (1 + (((-1) + L['x'].size()[3]) // 32)) != 1.
+  - Not all values of h = L['x'].size()[2] in the specified range 32 <= h <= 128 satisfy the generated guard (1 + (((-1) + L['x'].size()[2]) // 32)) != 1.
+"""
+
+
+def test_conv_guard_solves_to_min_33() -> None:
+    found = violations(CONV_MESSAGE)
+    assert [(v.name, v.source) for v in found] == [("w", "L['x'].size()[3]"), ("h", "L['x'].size()[2]")]
+    solved = {s.name: s for s in solve(found, {"w": (32, 128), "h": (32, None)}, {"w": 64, "h": 64})}
+    assert solved["w"].bounds == (33, 128)
+    assert solved["h"].bounds == (33, None)  # an unbounded max stays unbounded
+    assert solved["w"].guards == ("(1 + (((-1) + w) // 32)) != 1",)
+
+
+def test_round_and_floor_keep_python_semantics() -> None:
+    # round() rounds half to even: round(2 / 2) == 1 breaks the guard, round(3 / 2) == 2 does not.
+    msg = ("  - Not all values of n = L['x'].size()[0] in the specified range n <= 64 satisfy the generated "
+           "guard round(L['x'].size()[0] / 2) != 1.")
+    assert solve(violations(msg), {"n": (2, 64)}, {"n": 8})[0].bounds == (3, 64)
+    floor = msg.replace("round(", "math.floor(")
+    assert solve(violations(floor), {"n": (2, 64)}, {"n": 8})[0].bounds == (4, 64)
+
+
+def test_every_other_value_becomes_a_derived_dim() -> None:
+    msg = ("  - Not all values of n = L['x'].size()[0] in the specified range n <= 64 satisfy the generated "
+           "guard (L['x'].size()[0] // 2) == (L['x'].size()[0] + (-1)*(L['x'].size()[0] // 2)).")
+    solution = solve(violations(msg), {"n": (2, 64)}, {"n": 16})[0]
+    assert (solution.bounds, solution.step) == ((2, 64), 2)
+    spec = replace_bounds({"x": {0: Dim("n", min=2, max=64)}}, {"n": solution.bounds}, {"n": 2})
+    assert render_spec(spec) == "_n = Dim('_n', min=1, max=32)\ndynamic_shapes={'x': {0: 2 * _n}}"
+
+
+def test_a_guard_true_everywhere_is_not_fixed_by_a_range() -> None:
+    msg = ("  - Not all values of n = L['x'].size()[0] in the specified range n <= 64 satisfy the generated "
+           "guard round(L['x'].size()[0] / 2) >= 0.")
+    solution = solve(violations(msg), {"n": (2, 64)}, {"n": 8})[0]
+    assert solution.bounds is None and "torch cannot prove it" in solution.note
+
+
+def test_unreadable_guard_is_reported_not_guessed() -> None:
+    msg = ("  - Not all values of n = L['x'].size()[0] in the specified range n <= 64 satisfy the generated "
+           "guard L['y'].size()[0] <= L['x'].size()[0].")
+    solution = solve(violations(msg), {"n": (2, 64)}, {"n": 8})[0]
+    assert solution.bounds is None and "cannot read the guard" in solution.note
+
+
+def test_replace_bounds_keeps_shared_and_derived_dims() -> None:
+    w = Dim("w", min=32, max=128)
+    spec = {"x": {2: w, 3: w}, "y": (2 * w + 1, None), "z": [Dim.AUTO]}
+    new = replace_bounds(spec, {"w": (33, 128)})
+    assert new["x"][2] is new["x"][3] and new["x"][2].min == 33
+    assert new["y"][0].min == 67 and new["y"][1] is None
+    assert dim_bounds(spec) == {"w": (32, 128)}
+    assert render_spec(new) == "w = Dim('w', min=33, max=128)\ndynamic_shapes={'x': {2: w, 3: w}, 'y': (2 * w + 1, None), 'z': [Dim.AUTO]}"
+    assert spec_changes(spec, new)[0] == "dynamic_shapes['x'][2]: w [32, 128] -> w [33, 128]"
+    assert replace_bounds(spec, {"w": (64, 64)})["x"][2] == 64  # one value left: static
+
+
+class Stem(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, 2, 1), torch.nn.Conv2d(4, 4, 3, 2, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x).mean((2, 3))
+
+
+def test_check_verifies_the_fix_and_passing_cases_pay_nothing() -> None:
+    shapes = {"x": {2: Dim("h", min=2, max=64)}}
+    outcome = exportcore.check(Stem(), (torch.randn(1, 3, 16, 16),), dynamic_shapes=shapes, examples=2)
+    assert outcome.status == "failed"
+    fix = outcome.explanation.fix
+    assert fix.status == "verified", fix
+    assert "h = Dim('h', min=" in fix.dynamic_shapes
+    new_min = int(fix.dynamic_shapes.split("min=")[1].split(",")[0])
+    assert new_min > 2
+    # The fix is what it claims: the same model exports with it.
+    again = exportcore.check(Stem(), (torch.randn(1, 3, 16, 16),), examples=2, explain="off",
+                             dynamic_shapes={"x": {2: Dim("h", min=new_min, max=64)}})
+    assert again.status == "passed", again.failure
+    off = exportcore.check(Stem(), (torch.randn(1, 3, 16, 16),), dynamic_shapes=shapes, examples=2, explain="off")
+    assert off.status == "failed" and off.explanation is None
+    ok = exportcore.check(Stem(), (torch.randn(1, 3, 16, 16),), examples=2, explain="full")
+    assert ok.status == "passed" and ok.explanation is None
+
+
+def test_bad_explain_argument_names_it() -> None:
+    with pytest.raises(ValueError, match="explain must be"):
+        exportcore.check(Stem(), (torch.randn(1, 3, 16, 16),), explain="yes")
+
+
+def test_explanation_round_trips_and_bad_fields_are_named() -> None:
+    outcome = Outcome("c", "strict", status="failed",
+                      explanation=Explanation(fix=SpecFix("verified", "dynamic_shapes=None", exports=1, seconds=0.5)))
+    assert Outcome.from_json(outcome.to_json()) == outcome
+    data = outcome.to_dict()
+    data["explanation"]["fix"]["exports"] = "one"
+    with pytest.raises(SchemaError, match=r"outcome.explanation.fix.exports must be int"):
+        Outcome.from_dict(data)
+    data = outcome.to_dict()
+    del data["explanation"]  # reports written before explanations existed still load
+    assert Outcome.from_dict(data).explanation is None

@@ -1,0 +1,198 @@
+"""Targets in the engine: real lowering to ONNX Runtime (and ExecuTorch when installed), the export
+cache, devices, and how target failures are classified. AOTInductor runs in
+tests/integration/test_targets.py, where its two compiles are shared by the plugin tests."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+from torch.export import Dim  # noqa: E402
+
+import exportcore  # noqa: E402
+from exportcore.targets import cache, column_label, parse_label, unavailable  # noqa: E402
+from exportcore.targets.failures import target_failure, unsupported_operator  # noqa: E402
+
+BATCH = {"x": {0: Dim("batch", min=2, max=64)}}
+
+
+class Small(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+@torch.library.custom_op("pxtargets::twice", mutates_args=())
+def twice(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@twice.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+class CustomOp(torch.nn.Module):
+    def forward(self, x):
+        return twice(x) + 1
+
+
+def small_case() -> tuple:
+    torch.manual_seed(0)
+    return Small(), (torch.randn(4, 4),)
+
+
+needs_onnx = pytest.mark.skipif(unavailable("onnx") is not None, reason=str(unavailable("onnx")))
+needs_executorch = pytest.mark.skipif(unavailable("executorch") is not None, reason=str(unavailable("executorch")))
+
+
+@pytest.fixture(scope="module")
+def onnx_small():
+    """One ONNX check of the small dynamic-batch model, shared by the tests reading it."""
+    if unavailable("onnx") is not None:
+        pytest.skip(unavailable("onnx"))
+    model, args = small_case()
+    return exportcore.check(model, args, dynamic_shapes=BATCH, target="onnx", examples=4, case_id="small")
+
+
+@needs_onnx
+def test_onnx_passes_numerics_on_examples_and_drawn_shapes(onnx_small):
+    assert onnx_small.status == "passed", onnx_small.failure and onnx_small.failure.headline()
+    assert onnx_small.mode == "onnx"
+    assert {"lower", "load", "run", "guards"} <= set(onnx_small.timings)
+    kinds = [row["kind"] for row in onnx_small.shape_table]
+    assert kinds[0] == "example" and kinds.count("in range") >= 2
+    assert all(row["onnx"] == "accepted" for row in onnx_small.shape_table if row["kind"] != "example"
+               and not row["kind"].startswith("out of range"))
+
+
+@needs_onnx
+def test_onnxruntime_running_an_out_of_range_batch_is_the_reject_unguarded_finding(onnx_small):
+    table = {row["shapes"]: row for row in onnx_small.shape_table}
+    # The exported module refuses batch 67 (above max 64); onnxruntime runs it: the range is gone.
+    above = next(r for r in table.values() if r["kind"].startswith("out of range (above_max"))
+    assert above[".module()"] == "rejected" and above["onnx"] == "accepted"
+    found = [f for f in onnx_small.findings if f.kind == "reject_unguarded"]
+    assert found and above["shapes"] in found[0].message and "onnx ran" in found[0].message
+    # A static dimension changed is refused by onnxruntime's own input check.
+    static = next(r for r in table.values() if "static_changed" in r["kind"])
+    assert static["onnx"] == "rejected"
+
+
+@needs_onnx
+def test_findings_as_errors_fail_the_target():
+    model, args = small_case()
+    outcome = exportcore.check(model, args, dynamic_shapes=BATCH, target="onnx", examples=2,
+                               findings_as_errors=True)
+    assert outcome.status == "failed" and "onnx ran" in outcome.failure.message
+
+
+@needs_onnx
+def test_op_without_onnx_translation_fails_onnx_at_lower_naming_it_while_non_strict_passes():
+    x = (torch.randn(4, 4),)
+    assert exportcore.check(CustomOp(), x, dynamic_shapes=BATCH, mode="non_strict", examples=2).status == "passed"
+    outcome = exportcore.check(CustomOp(), x, dynamic_shapes=BATCH, target="onnx", examples=2)
+    assert outcome.status == "failed"
+    assert (outcome.failure.stage, outcome.failure.category) == ("lower", "target.operator")
+    assert "pxtargets.twice" in outcome.failure.message and "pxtargets.twice" in outcome.failure.hint
+    assert "lower" in outcome.timings and "load" not in outcome.timings
+
+
+@needs_onnx
+def test_target_reuses_the_mode_export_and_never_a_stale_one():
+    cache.enable()
+    try:
+        model, args = small_case()
+        assert exportcore.check(model, args, dynamic_shapes=BATCH, case_id="c", examples=1).status == "passed"
+        hits = cache.stats["hits"]
+        reused = exportcore.check(model, args, dynamic_shapes=BATCH, target="onnx", case_id="c", examples=1)
+        assert reused.status == "passed" and cache.stats["hits"] == hits + 1 and "capture" not in reused.timings
+        # Other weights under the same case id: the kept program would compute the old model.
+        with torch.no_grad():
+            model.fc.weight.mul_(3)
+        fresh = exportcore.check(model, args, dynamic_shapes=BATCH, target="onnx", case_id="c", examples=1)
+        assert fresh.status == "passed" and "capture" in fresh.timings and cache.stats["hits"] == hits + 1
+        # A flag that changes forward without changing any tensor misses too.
+        model.extra = True
+        assert cache.fingerprint(model, args, {}, BATCH) != cache.fingerprint(small_case()[0], args, {}, BATCH)
+    finally:
+        cache.enable(False)
+
+
+@needs_onnx
+def test_a_kept_program_whose_tensors_changed_is_dropped():
+    cache.enable()
+    try:
+        model, args = small_case()
+        ep = torch.export.export(model, args, dynamic_shapes=BATCH, strict=False)
+        cache.store(("k",), ep)
+        assert cache.lookup(("k",)) is ep
+        with torch.no_grad():
+            ep.state_dict["fc.bias"].add_(1)
+        assert cache.lookup(("k",)) is None
+    finally:
+        cache.enable(False)
+
+
+@needs_executorch
+def test_executorch_passes_and_reports_what_it_does_out_of_range():
+    model, args = small_case()
+    outcome = exportcore.check(model, args, dynamic_shapes=BATCH, target="executorch", examples=3)
+    assert outcome.status == "passed", outcome.failure and outcome.failure.headline()
+    above = next(r for r in outcome.shape_table if r["kind"].startswith("out of range (above_max"))
+    assert above["executorch"] == "rejected"  # the buffer sized for the max refuses it
+
+
+def test_cuda_device_is_skipped_with_a_reason_without_a_gpu_and_runs_with_one():
+    model, args = small_case()
+    outcome = exportcore.check(model, args, dynamic_shapes=BATCH, mode="non_strict", device="cuda", examples=2)
+    assert outcome.mode == "non_strict-cuda"
+    if not torch.cuda.is_available():
+        assert outcome.status == "skipped" and "cuda" in outcome.failure.message
+    else:
+        assert outcome.status == "passed", outcome.failure and outcome.failure.headline()
+    assert next(model.parameters()).device.type == "cpu"  # the user's model is back where it was
+
+
+def test_bad_target_device_and_training_are_refused_by_name():
+    model, args = small_case()
+    with pytest.raises(ValueError, match="target: unknown target 'tflite'"):
+        exportcore.check(model, args, target="tflite")
+    with pytest.raises(ValueError, match="device: unknown device 'tpu'"):
+        exportcore.check(model, args, device="tpu")
+    with pytest.raises(ValueError, match="inference export"):
+        exportcore.check(model, args, target="onnx", mode="training")
+
+
+def test_unavailable_target_is_a_skip_naming_what_is_missing(monkeypatch):
+    from exportcore import targets
+
+    monkeypatch.setitem(targets._MISSING, "onnx", "onnx: onnxruntime not installed (pip install ...)")
+    model, args = small_case()
+    outcome = exportcore.check(model, args, target="onnx")
+    assert outcome.status == "skipped" and outcome.failure.category == "target.unavailable"
+    assert "onnxruntime not installed" in outcome.failure.message
+
+
+def test_labels_round_trip():
+    assert column_label("strict") == "strict" and column_label("aoti", "cuda") == "aoti-cuda"
+    assert parse_label("non_strict-cuda") == ("non_strict", "cuda") and parse_label("non_strict") == ("non_strict", "cpu")
+
+
+@pytest.mark.parametrize(("text", "op", "category"), [
+    ("No ONNX function found for <OpOverload(op='mylib.op', overload='default')>. Failure", "mylib.op.default",
+     "target.operator"),
+    ("Missing out variants: {'mylib::op'}", "mylib::op", "target.operator"),
+    ("CppCompileError: C++ compile error\nfatal error: x.h: No such file", None, "target.toolchain"),
+    ("Could not guard on data-dependent expression u0 > 2 (unbacked symint)", None, "target.dynamic-shape"),
+    ("XNNPACK: unsupported dtype torch.float64", None, "target.dtype"),
+    ("something else went wrong", None, "target.internal"),
+])
+def test_target_failures_name_the_operator_and_category(text, op, category):
+    assert unsupported_operator(text) == op
+    failure = target_failure(RuntimeError(text), "lower", "onnx")
+    assert (failure.stage, failure.category) == ("lower", category)
+    assert failure.hint and failure.message.startswith("onnx lower:")
