@@ -37,8 +37,13 @@ def dynamic_checks(run: Run) -> None:
 
 
 def _ranges_text(run: Run) -> str:
+    from exportcore.guards import symbol_names
+
+    names = symbol_names(run.programs["ep"], run.spec, run.args, run.kwargs) if "ep" in run.programs else {}
     declared = ", ".join(f"{k}: {v}" for k, v in run.outcome.declared.items()) or "none"
-    exported = ", ".join(f"{k}: {v}" for k, v in run.outcome.range_constraints.items()) or "none (all static)"
+    exported = ", ".join(
+        f"{names[k]} ({k}): {v}" if k in names else f"{k}: {v}" for k, v in run.outcome.range_constraints.items()
+    ) or "none (all static)"
     return f"declared {declared}; exported range_constraints {exported}"
 
 
