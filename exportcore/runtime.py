@@ -119,10 +119,12 @@ def _explore_valid(run: Run) -> None:
 def _factory_failed(run: Run, result: Any) -> None:
     """The user's ``inputs=`` factory raised or built other shapes than drawn: the case's input is broken."""
     run.outcome.counterexample = result.counterexample
+    strategy = result.failure.message.startswith("inputs strategy")
     run.fail(
         Failure(
             stage="input", category="input", exc_type="InputFactoryError", message=result.failure.message,
-            hint="inputs=(shapes, rng) -> (args, kwargs) must return tensors of exactly the shapes it is given, "
+            hint="an inputs= strategy must draw (args, kwargs) inside the declared dynamic_shapes" if strategy else
+            "inputs=(shapes, rng) -> (args, kwargs) must return tensors of exactly the shapes it is given, "
             "keyed like the example inputs",
         ),
         status="error",
