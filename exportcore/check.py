@@ -165,6 +165,7 @@ def check(
                 "(--export-timeout) or make the model smaller",
             )
         finally:
+            _name_ranges(run)
             run.programs.clear()
         if outcome.status == "failed" and explain != "off":
             from exportcore.explain import explain as explain_failure
@@ -275,6 +276,20 @@ def _parse_spec(model: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> A
 
 #: Modes whose export a target can start from (kept only while a session asked for targets).
 _KEEP_FOR_TARGETS = ("strict", "non_strict")
+
+
+def _name_ranges(run: Run) -> None:
+    """Key the exported range_constraints by the user's dim names ("batch"), keeping torch's symbols aside."""
+    from exportcore.guards import named_ranges, symbol_names
+
+    ep = run.programs.get("ep")
+    if ep is None or not run.outcome.range_constraints:
+        return
+    try:
+        names = symbol_names(ep, run.spec, run.args, run.kwargs)
+    except Exception:  # noqa: BLE001 - naming is cosmetic; the symbols stay as they are
+        return
+    run.outcome.range_constraints, run.outcome.range_symbols = named_ranges(run.outcome.range_constraints, names)
 
 
 def _pipeline(run: Run) -> None:

@@ -10,6 +10,8 @@ __all__ = [
     "range_strings",
     "format_range",
     "exported_input_shapes",
+    "symbol_names",
+    "named_ranges",
 ]
 
 # torch 2.14 raises guard failures in two forms: the generated guards function
@@ -74,3 +76,53 @@ def _dim_value(size: Any) -> int | str:
         return size
     text = str(size)
     return int(text) if text.lstrip("-").isdigit() else text
+
+
+_SYMBOL = re.compile(r"\b[a-z]\d+\b")  # torch's size symbols: s0, s6, u0
+
+
+def symbol_names(ep: Any, spec: Any, args: tuple, kwargs: dict) -> dict[str, str]:
+    """Return torch symbol -> the user's dim name(s) it stands for (``"s6" -> "batch"``).
+
+    A root read directly off an axis names its symbol; a root seen only through derived
+    axes (``2*b``) names the one symbol of that expression. Roots torch merged into one
+    symbol (an equality it guarded) are listed together: ``"a=b"``.
+    """
+    if spec is None:
+        return {}
+    shapes = exported_input_shapes(ep, args, kwargs)
+    found: dict[str, list[str]] = {}
+    derived: list[tuple[str, str]] = []
+    for slot in spec.tensors:
+        shape = shapes.get(slot.path)
+        for i, axis in enumerate(slot.axes):
+            if axis.root is None or shape is None or i >= len(shape) or not isinstance(shape[i], str):
+                continue
+            if axis.derived:
+                derived.append((shape[i], axis.root))
+            elif _SYMBOL.fullmatch(shape[i]) and axis.root not in found.setdefault(shape[i], []):
+                found[shape[i]].append(axis.root)
+    named = {n for names in found.values() for n in names}
+    for expr, root in derived:
+        symbols = set(_SYMBOL.findall(expr))
+        if root not in named and len(symbols) == 1:
+            found.setdefault(symbols.pop(), []).append(root)
+            named.add(root)
+    return {sym: "=".join(names) for sym, names in found.items()}
+
+
+def named_ranges(ranges: dict[str, str], names: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Return (ranges keyed by the user's dim names, dim name -> torch symbol) for ``{symbol: range}``.
+
+    Symbols no declared dim stands for (e.g. an unbacked ``u0``) keep their symbol as the key;
+    derived sizes read in dim names (``"batch + 1"``).
+    """
+    keyed: dict[str, str] = {}
+    symbols: dict[str, str] = {}
+    for sym, rng in ranges.items():
+        if sym in names:
+            keyed[names[sym]] = rng
+            symbols[names[sym]] = sym
+        else:  # a derived size torch keeps a range for ("s6 + 1") reads "batch + 1"
+            keyed[_SYMBOL.sub(lambda m: names.get(m.group(0), m.group(0)), sym)] = rng
+    return dict(sorted(keyed.items())), dict(sorted(symbols.items()))

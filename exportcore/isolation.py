@@ -2,7 +2,8 @@
 
 torch.export can leave fake tensors in a model's attributes when capture fails
 half-way, training runs mutate buffers, and user models flip RNG / dtype /
-grad-mode flags; a gate must not let one case leak into the next.
+grad-mode / autocast / ``torch.backends`` flags; a gate must not let one case leak
+into the next.
 """
 
 from __future__ import annotations
@@ -31,11 +32,15 @@ class GlobalState:
     matmul_precision: str = "highest"
     num_threads: int = 0
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # config module -> its settings
+    autocast: Any = None  # exportcore.backend_flags.AutocastState
+    backends: Any = None  # exportcore.backend_flags.BackendFlags
 
     @classmethod
     def capture(cls) -> GlobalState:
         """Return a snapshot of the current global state."""
         import torch
+
+        from exportcore.backend_flags import AutocastState, BackendFlags
 
         cuda = None
         if torch.cuda.is_available() and torch.cuda.is_initialized():
@@ -53,6 +58,8 @@ class GlobalState:
             matmul_precision=torch.get_float32_matmul_precision(),
             num_threads=torch.get_num_threads(),
             configs={name: module.get_config_copy() for name, module in _config_modules()},
+            autocast=AutocastState.capture(),
+            backends=BackendFlags.capture(),
         )
 
     def restore(self) -> None:
@@ -66,6 +73,10 @@ class GlobalState:
         torch.set_default_dtype(self.default_dtype)
         torch.set_grad_enabled(self.grad_enabled)
         torch.use_deterministic_algorithms(self.deterministic, warn_only=self.deterministic_warn_only)
+        if self.autocast is not None:
+            self.autocast.restore()
+        if self.backends is not None:
+            self.backends.restore()  # before the matmul precision, which is a view of the same setting
         # Each of these, left changed by one case, breaks or slows every later one (a "meta"
         # default device makes every tensor a meta tensor); set only what changed.
         if torch.get_default_device() != self.default_device:

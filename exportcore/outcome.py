@@ -182,7 +182,8 @@ class Outcome:
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
     graph: GraphStats | None = None
     declared: dict[str, str] = field(default_factory=dict)  # dim name -> declared range
-    range_constraints: dict[str, str] = field(default_factory=dict)  # symbol -> exported range
+    range_constraints: dict[str, str] = field(default_factory=dict)  # dim name (symbol if none) -> exported range
+    range_symbols: dict[str, str] = field(default_factory=dict)  # dim name -> torch's symbol for it ("s6")
     findings: list[Finding] = field(default_factory=list)
     examples: ExampleStats = field(default_factory=ExampleStats)
     counterexample: Counterexample | None = None
@@ -319,6 +320,7 @@ _CONTAINERS: dict[str, tuple[Any, str]] = {
     "timings": (_dict_of((int, float)), "an object of numbers"),
     "declared": (_dict_of(str), "an object of str"),
     "range_constraints": (_dict_of(str), "an object of str"),
+    "range_symbols": (_dict_of(str), "an object of str"),
     "op_histogram": (_dict_of(int), "an object of int"),
     "shapes": (_dict_of(_list_of(int)), "an object of int lists"),
     "shape_table": (lambda v: isinstance(v, list) and all(_dict_of(str)(r) for r in v), "a list of objects of str"),

@@ -37,8 +37,13 @@ def dynamic_checks(run: Run) -> None:
 
 
 def _ranges_text(run: Run) -> str:
+    from exportcore.guards import symbol_names
+
+    names = symbol_names(run.programs["ep"], run.spec, run.args, run.kwargs) if "ep" in run.programs else {}
     declared = ", ".join(f"{k}: {v}" for k, v in run.outcome.declared.items()) or "none"
-    exported = ", ".join(f"{k}: {v}" for k, v in run.outcome.range_constraints.items()) or "none (all static)"
+    exported = ", ".join(
+        f"{names[k]} ({k}): {v}" if k in names else f"{k}: {v}" for k, v in run.outcome.range_constraints.items()
+    ) or "none (all static)"
     return f"declared {declared}; exported range_constraints {exported}"
 
 
@@ -114,10 +119,12 @@ def _explore_valid(run: Run) -> None:
 def _factory_failed(run: Run, result: Any) -> None:
     """The user's ``inputs=`` factory raised or built other shapes than drawn: the case's input is broken."""
     run.outcome.counterexample = result.counterexample
+    strategy = result.failure.message.startswith("inputs strategy")
     run.fail(
         Failure(
             stage="input", category="input", exc_type="InputFactoryError", message=result.failure.message,
-            hint="inputs=(shapes, rng) -> (args, kwargs) must return tensors of exactly the shapes it is given, "
+            hint="an inputs= strategy must draw (args, kwargs) inside the declared dynamic_shapes" if strategy else
+            "inputs=(shapes, rng) -> (args, kwargs) must return tensors of exactly the shapes it is given, "
             "keyed like the example inputs",
         ),
         status="error",

@@ -30,6 +30,7 @@ from exportcore.modes import mode_names
 from exportcore.outcome import Failure, Outcome
 from exportcore.targets import TARGETS, parse_label
 from pytest_export import hookspecs
+from pytest_export.dim_errors import InvalidDim, explain_dim_error
 from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module's fixtures are registered
 from pytest_export.journaling import InflightDir, WorkerNotes, distributed
 from pytest_export.marker import MARKER, MARKER_HELP, MarkerError, parse_marker, refused_item
@@ -146,7 +147,15 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     spec = parse_marker(marker.args, marker.kwargs, options.known_modes)  # type: ignore[union-attr]
     funcargs = pyfuncitem.funcargs
     testargs = {arg: funcargs[arg] for arg in pyfuncitem._fixtureinfo.argnames}
-    result = pyfuncitem.obj(**testargs)
+    problem = None
+    try:
+        result = pyfuncitem.obj(**testargs)
+    except AssertionError as exc:  # torch refusing a Dim the test builds: one clear line, not its traceback
+        problem = explain_dim_error(exc)
+        if problem is None:
+            raise
+    if problem is not None:
+        raise InvalidDim(problem)
     run_exportable(pyfuncitem, result, mode, spec, options)
     return True
 

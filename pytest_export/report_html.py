@@ -171,7 +171,7 @@ def _record_body(record: dict[str, Any]) -> str:
     declared, exported = o.get("declared") or {}, o.get("range_constraints") or {}
     if declared or exported:
         out.append('<div class="two">' + _kv_table("Declared ranges", declared, ("dim", "declared")) +
-                   _kv_table("Exported range constraints", exported, ("symbol", "exported")) + "</div>")
+                   _kv_table("Exported range constraints", exported, ("dim", "exported")) + "</div>")
     ce = o.get("counterexample")
     if ce:
         shapes = {k: "×".join(map(str, v)) or "scalar" for k, v in (ce.get("shapes") or {}).items()}

@@ -38,6 +38,7 @@ class Vandal(torch.nn.Module):
             torch.set_float32_matmul_precision("medium")
             torch.set_num_threads(1)
             torch._dynamo.config.capture_scalar_outputs = not torch._dynamo.config.capture_scalar_outputs
+            _flip_autocast_and_backends()
         self.calls += 1
         with torch.no_grad():
             self.lin.weight.mul_(3.0)
@@ -46,6 +47,32 @@ class Vandal(torch.nn.Module):
         self.lin.bias.requires_grad_(False)
         self.train(not self.training)
         return self.lin(x) + self.steps
+
+
+def _flip_autocast_and_backends() -> None:
+    torch.autocast("cpu", dtype=torch.bfloat16).__enter__()  # entered, never left
+    torch.set_autocast_dtype("cuda", torch.bfloat16)
+    torch.set_autocast_cache_enabled(False)
+    torch.backends.cudnn.benchmark = not torch.backends.cudnn.benchmark
+    torch.backends.cudnn.deterministic = not torch.backends.cudnn.deterministic
+    torch.backends.cudnn.allow_tf32 = not torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = not torch.backends.cuda.matmul.allow_tf32
+    torch.backends.mha.set_fastpath_enabled(not torch.backends.mha.get_fastpath_enabled())
+    torch.backends.mkldnn.enabled = not torch.backends.mkldnn.enabled
+    torch.backends.opt_einsum.strategy = "greedy"
+    torch.backends.cuda.enable_flash_sdp(not torch.backends.cuda.flash_sdp_enabled())
+    torch.backends.quantized.engine = "qnnpack"
+
+
+def _autocast_and_backends() -> tuple:
+    b = torch.backends
+    return (
+        torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu"), torch.get_autocast_dtype("cuda"),
+        torch.is_autocast_cache_enabled(),
+        b.cudnn.benchmark, b.cudnn.deterministic, b.cudnn.allow_tf32, b.cuda.matmul.allow_tf32,
+        b.mha.get_fastpath_enabled(), b.mkldnn.enabled, b.opt_einsum.strategy, b.cuda.flash_sdp_enabled(),
+        b.quantized.engine,
+    )
 
 
 class Probe(torch.nn.Module):
@@ -57,7 +84,8 @@ class Probe(torch.nn.Module):
 
     def forward(self, x):
         if not torch.compiler.is_compiling():
-            self.seen.append((torch.get_default_dtype(), torch.are_deterministic_algorithms_enabled()))
+            self.seen.append((torch.get_default_dtype(), torch.are_deterministic_algorithms_enabled(),
+                              _autocast_and_backends()))
         return x * 2
 
 
@@ -74,7 +102,15 @@ def _globals() -> tuple:
         torch.get_float32_matmul_precision(),
         torch.get_num_threads(),
         torch._dynamo.config.capture_scalar_outputs,
+        _autocast_and_backends(),
+        _autocast_nesting(),
     )
+
+
+def _autocast_nesting() -> int:
+    depth = torch.autocast_increment_nesting() - 1
+    torch.autocast_decrement_nesting()
+    return depth
 
 
 def _same_globals(a: tuple, b: tuple) -> bool:
@@ -122,7 +158,8 @@ def test_a_case_that_changes_everything_leaves_globals_and_model_as_they_were(mo
     probe = Probe()
     after = exportcore.check(probe, (torch.ones(2),), mode="non_strict", **FAST)
     assert after.status == "passed", after.failure
-    assert probe.seen and set(probe.seen) == {(torch.float32, False)}
+    assert probe.seen and set(probe.seen) == {(torch.float32, False, before_globals[-2])}
+    assert before_globals[-2][0] is False  # the probe ran without the vandal's autocast
 
 
 def test_grad_mode_of_the_caller_is_kept_both_ways():
@@ -336,3 +373,25 @@ def test_the_users_example_inputs_are_never_mutated(mode):
                                mode=mode, examples=2)
     assert outcome.status == "passed", outcome.failure
     assert torch.equal(x, torch.ones(3, 2)) and torch.equal(y, torch.ones(3, 2))
+
+
+@pytest.mark.parametrize("flip", [
+    lambda b: setattr(b.cudnn, "allow_tf32", not b.cudnn.allow_tf32),  # the legacy API ...
+    lambda b: setattr(b.cudnn.conv, "fp32_precision", "ieee"),  # ... or the new one, which torch refuses to mix
+    lambda b: setattr(b.cuda.matmul, "fp32_precision", "tf32"),
+    lambda b: setattr(b, "fp32_precision", "tf32"),
+], ids=["legacy", "conv", "matmul", "global"])
+def test_tf32_switched_through_either_api_is_switched_back_and_stays_readable(flip):
+    class Flips(torch.nn.Module):
+        def forward(self, x):
+            if not torch.compiler.is_exporting():
+                flip(torch.backends)
+            return x + 1
+
+    before = _autocast_and_backends()
+    exportcore.check(Flips(), (torch.ones(2),), mode="non_strict", **FAST)  # may break its own capture
+    assert _autocast_and_backends() == before  # reading cudnn.allow_tf32 raises if the two views disagree
+    assert torch.get_float32_matmul_precision() == "highest"
+    # torch.export reads those views too: a mixed state left behind fails every later capture
+    after = exportcore.check(torch.nn.Linear(2, 2), (torch.ones(1, 2),), mode="strict", **FAST)
+    assert after.status == "passed", after.failure

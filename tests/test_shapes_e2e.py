@@ -101,3 +101,32 @@ def test_export_runs_once_whatever_the_example_count(monkeypatch, examples):
     assert out.status == "passed"
     assert out.examples.tried >= min(examples, 5)
     assert len(calls) == 1
+
+
+class AtMostEight(torch.nn.Module):
+    def forward(self, x):
+        if x.shape[0] > 8:  # export keeps the traced branch and narrows the range to it
+            return x * 3
+        return x * 2
+
+
+def test_range_constraints_are_keyed_by_the_users_dim_names_with_torchs_symbols_aside():
+    b = Dim("batch", min=3, max=32)
+    out = exportcore.check(
+        SumPlusShifted(), (torch.randn(4, 16), torch.randn(5)), dynamic_shapes={"x": {0: b}, "y": {0: b + 1}},
+        examples=2, checks=("numerics",),
+    )
+    assert out.status == "passed", out.failure and out.failure.headline()
+    assert out.range_constraints == {"batch": "[3, 32]", "batch + 1": "[4, 33]"}
+    assert set(out.range_symbols) == {"batch"} and out.range_symbols["batch"].startswith("s")
+    assert exportcore.Outcome.from_json(out.to_json()).range_symbols == out.range_symbols
+
+
+def test_a_narrowed_range_is_reported_under_the_declared_name():
+    # A named Dim would make torch refuse the export; Dim.DYNAMIC lets it narrow the range silently.
+    out = exportcore.check(AtMostEight(), (torch.randn(4, 3),), dynamic_shapes=({0: Dim.DYNAMIC(max=16)},),
+                           examples=10, mode="non_strict")
+    assert out.status == "failed" and out.failure.stage == "guards"
+    assert out.range_constraints == {"args[0].shape[0]": "[2, 8]"}
+    symbol = out.range_symbols["args[0].shape[0]"]
+    assert f"exported range_constraints args[0].shape[0] ({symbol}): [2, 8]" in out.failure.message

@@ -70,3 +70,29 @@ def test_a_correct_factory_still_passes(mode):
     out = _check(lambda shapes, rng: ((torch.randn(*shapes["args[0]"], generator=None),), {}), mode=mode)
     assert out.status == "passed", out.failure and out.failure.headline()
     assert out.examples.accepted >= 3
+
+
+def test_strategy_drawing_outside_the_declared_range_is_blamed_not_the_export():
+    from hypothesis import strategies as st
+
+    too_big = st.integers(2, 40).map(lambda n: ((torch.randn(n, 4),), {}))  # batch is declared up to 16
+    out = _check(too_big)
+    assert (out.status, out.failure.stage, out.failure.category) == ("error", "input", "input")
+    assert "inputs strategy drew shapes outside the declared dynamic_shapes (above_max:batch): args[0]=[17, 4]" in (
+        out.failure.message)
+
+
+def test_strategy_changing_a_static_size_is_an_input_error():
+    from hypothesis import strategies as st
+
+    wide = st.integers(2, 16).map(lambda n: ((torch.randn(n, 5),), {}))
+    out = _check(wide)
+    assert (out.status, out.failure.category) == ("error", "input")
+    assert "static_changed:args[0].shape[1]" in out.failure.message
+
+
+def test_strategy_inside_the_spec_passes():
+    from hypothesis import strategies as st
+
+    out = _check(st.integers(2, 16).map(lambda n: ((torch.randn(n, 4),), {})))
+    assert out.status == "passed", out.failure and out.failure.headline()

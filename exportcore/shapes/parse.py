@@ -12,7 +12,7 @@ import inspect
 from typing import Any
 
 from exportcore.shapes.solve import solve_root, symbol
-from exportcore.shapes.spec import Axis, Root, Slot
+from exportcore.shapes.dims import Axis, Root, Slot
 
 __all__ = ["parse", "input_paths"]
 

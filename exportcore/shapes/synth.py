@@ -21,7 +21,7 @@ from exportcore.shapes.parse import input_paths
 from exportcore.shapes.spec import ShapeSpec
 from exportcore.shapes.strategies import valid_assignments
 
-__all__ = ["Drawn", "synthesize", "inputs_strategy", "input_shapes", "factory_mismatch"]
+__all__ = ["Drawn", "synthesize", "inputs_strategy", "input_shapes", "factory_mismatch", "strategy_mismatch"]
 
 
 @dataclass
@@ -70,7 +70,7 @@ def inputs_strategy(
 ) -> st.SearchStrategy[Drawn]:
     """Draw in-spec inputs: resized examples, a user factory ``(shapes, rng)``, or a user strategy."""
     if isinstance(user_inputs, st.SearchStrategy):
-        return user_inputs.map(_from_user)
+        return user_inputs.map(lambda value: _from_user(spec, value))
     if user_inputs is not None and not callable(user_inputs):
         raise TypeError(
             f"inputs must be a callable (shapes, rng) -> (args, kwargs) or a hypothesis strategy, "
@@ -125,12 +125,46 @@ def factory_mismatch(shapes: dict[str, tuple], args: tuple, kwargs: dict) -> str
     return ""
 
 
-def _from_user(value: Any) -> Drawn:
+def _from_user(spec: ShapeSpec, value: Any) -> Drawn:
     try:
         new_args, new_kwargs = _check_pair(value)
     except TypeError as exc:
         return Drawn({}, {}, (), {}, problem=f"inputs strategy: {exc}")
-    return Drawn({}, input_shapes(new_args, new_kwargs), new_args, new_kwargs)
+    shapes = input_shapes(new_args, new_kwargs)
+    return Drawn({}, shapes, new_args, new_kwargs, problem=strategy_mismatch(spec, shapes))
+
+
+def strategy_mismatch(spec: ShapeSpec, shapes: dict[str, tuple[int, ...]]) -> str:
+    """Return how shapes drawn by a user's strategy leave the declared spec ("" when they do not).
+
+    Out-of-spec draws would be refused by the exported program's guards and read as the
+    export narrowing a range; they are the strategy's fault.
+    """
+    from exportcore.shapes.solve import coefficients
+
+    assignment: dict[str, int] = {}
+    derived: list[tuple[Any, int]] = []
+    for slot in spec.tensors:
+        shape = shapes.get(slot.path)
+        if shape is None or len(shape) != len(slot.axes):
+            got = "no tensor" if shape is None else f"shape {list(shape)}"
+            return f"inputs strategy drew {got} at {slot.path}, whose example has shape {list(slot.shape)}"
+        for axis, size in zip(slot.axes, shape):
+            if axis.root is None or axis.derived:
+                assignment[axis.key] = size
+                if axis.derived:
+                    derived.append((axis, size))
+            elif assignment.setdefault(axis.root, size) != size:
+                assignment[axis.key] = size  # a second axis of the same dim, disagreeing
+    for axis, size in derived:
+        a, b = coefficients(axis.expr, axis.root)
+        if axis.root not in assignment and (size - b) % a == 0:
+            assignment[axis.root] = (size - b) // a
+    broken = spec.violations(assignment)
+    if not broken:
+        return ""
+    where = ", ".join(f"{p}={list(s)}" for p, s in shapes.items())
+    return f"inputs strategy drew shapes outside the declared dynamic_shapes ({', '.join(broken)}): {where}"
 
 
 def _check_pair(value: Any) -> tuple[tuple, dict]:

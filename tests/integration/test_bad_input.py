@@ -31,6 +31,8 @@ CASES = {
                         "error", "input", "kwargs (item 2 of the returned tuple) must be a dict, got list"),
     "factory_wrong_shape": ('dynamic_shapes={"x": {0: D}}, inputs=doubled', "lin_case()", "error", "input",
                             "inputs factory returned args[0] of shape [4, 4], but the drawn shape is [2, 4]"),
+    "dim_min_above_max": ("", 'Case(Lin(), (torch.randn(2, 4),), dynamic_shapes={"x": {0: Dim("b", min=10, max=5)}})',
+                          "error", "input", "dynamic_shapes: Dim('b', min=10, max=5) at test_bad.py:"),
     "factory_raises": ('dynamic_shapes={"x": {0: D}}, inputs=no_tokenizer', "lin_case()", "error", "input",
                        "inputs factory raised KeyError: 'tokenizer' (drawn shapes: args[0]=[2, 4])"),
 }
@@ -40,6 +42,7 @@ HEADER = """
     import torch
     from torch.export import Dim
 
+    from exportcore import Case
     from models import Lin, lin_case
 
     D = Dim("d", min=2, max=10)
@@ -71,6 +74,9 @@ def test_broken_cases_are_per_test_errors_that_name_the_test_and_the_field(proje
     result.assert_outcomes(failed=len(CASES), passed=1)
     out = result.stdout.str()
     assert "Traceback" not in out  # torch internals only with --tb=long / -vv
+    # torch's AssertionError from inside Dim() reads as one line in the terminal too, not its traceback
+    assert "is invalid: Cannot create Dim with inconsistent min=10, max=5" in out
+    assert "dynamic_shapes.py" not in out
     by_test = {r["test"]: r for r in records()["records"]}
     for name, (_, _, verdict, stage, message) in CASES.items():
         nodeid = f"test_bad.py::test_{name}[non_strict]"
