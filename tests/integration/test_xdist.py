@@ -177,3 +177,53 @@ def test_ctrl_c_leaves_the_keys_it_did_not_reach_not_run_never_vanished(project,
     ran = {(r["case"], r["mode"]) for r in report["records"]}
     assert len(ran) < 13 and len(gate["not_run"]) == 13 - len(ran)
     assert all("did not run" in e["why"] or "not run" in e["why"] for e in gate["not_run"])
+
+
+@pytest.mark.parametrize("chosen", ["fair_share", "environment", "conftest"])
+def test_each_worker_gets_a_fair_share_of_torch_threads_unless_the_user_chose(pytester, monkeypatch, chosen):
+    from pytest_export.threads import available_cores, fair_share
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    monkeypatch.delenv("PYTEST_EXPORT_FAIR_THREADS", raising=False)
+    expected = fair_share(available_cores(), 2)
+    if chosen == "environment":
+        if available_cores() < 2:
+            pytest.skip("torch caps OMP_NUM_THREADS at the core count: one core cannot tell the user's 2 from 1")
+        monkeypatch.setenv("OMP_NUM_THREADS", "2")
+        expected = 2
+    if chosen == "conftest":
+        pytester.makeconftest("import torch\ntorch.set_num_threads(3)\n")
+        expected = 3
+    pytester.makepyfile(test_t=f"""
+        import pytest
+        import torch
+
+        @pytest.mark.parametrize("n", range(4))
+        def test_threads(n):
+            assert torch.get_num_threads() == {expected}
+    """)
+    result = pytester.runpytest_subprocess("-p", "xdist", "-n", "2", "-p", "no:cacheprovider", "-p", "no:benchmark")
+    result.assert_outcomes(passed=4)
+    header = {
+        "fair_share": f"pytest-export: 2 workers x {expected} torch thread* (fair share of {available_cores()} cores; "
+                      "set OMP_NUM_THREADS or call torch.set_num_threads to choose)",
+        "environment": "pytest-export: 2 workers, torch threads as set by OMP_NUM_THREADS=2",
+        "conftest": "pytest-export: 2 workers x * torch thread*",
+    }[chosen]
+    result.stdout.fnmatch_lines([header])
+
+
+def test_a_serial_run_keeps_torchs_own_thread_count(pytester, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("PYTEST_EXPORT_FAIR_THREADS", raising=False)
+    pytester.makepyfile(test_t="""
+        import os
+        import torch
+
+        def test_threads():
+            assert "OMP_NUM_THREADS" not in os.environ
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:benchmark")
+    result.assert_outcomes(passed=1)
+    assert "torch thread" not in result.stdout.str()
