@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from pytest_export.report import EXPORTABLE, build_report, nodeid_file, record_key
+from pytest_export.report import EXPORTABLE, GATE_BUCKETS, build_report, nodeid_file, record_key
 
 __all__ = ["Scope", "GateResult", "compare", "summary_lines", "updated_baseline", "BUCKETS"]
 
 Key = tuple[str, str]
 
 #: Result buckets in the order they are shown.
-BUCKETS = ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
+BUCKETS = GATE_BUCKETS
 
 
 @dataclass

@@ -22,6 +22,7 @@ Pure: imports neither pytest nor torch.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -42,7 +43,11 @@ JOURNAL_VERSION = 1
 def journal_path(report: str | os.PathLike[str]) -> Path:
     """Return the journal that belongs to a report path."""
     report = Path(report)
-    return report.with_name(report.name + ".journal")
+    name = report.name + ".journal"
+    if len(name.encode()) > 255:  # NAME_MAX: a report name near the limit gets a shortened, stable twin
+        digest = hashlib.sha1(report.name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        name = f"{report.name[:100]}.{digest}.journal"
+    return report.with_name(name)
 
 
 def crashed_record(test: str, case: str, mode: str, message: str) -> dict[str, Any]:

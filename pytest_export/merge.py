@@ -43,8 +43,8 @@ def _missing_shards(reports: Sequence[tuple[str, dict[str, Any]]], shards: int |
         seen = ", ".join(f"{name}: shard {i}/{n}" for name, (i, n) in declared.items())
         raise MergeError(f"the reports disagree on the number of shards ({seen}{f'; --shards {shards}' if shards else ''})")
     if not counts:
-        return ("the number of shards is unknown (pass --shards N, or run each shard with --export-shard=I/N): "
-                "in no shard report")
+        return ("in no shard report; the number of shards is unknown, so a shard may be missing (pass --shards N, "
+                "or run each shard with --export-shard=I/N)")
     count = counts.pop()
     if len(declared) == len(reports):
         absent = sorted(set(range(1, count + 1)) - {i for i, _ in declared.values()})

@@ -22,6 +22,7 @@ never imports torch: torch loads only when an exportable test runs.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Any, Generator
 
 import pytest
@@ -39,6 +40,7 @@ from pytest_export.records import RECORDS, SELECTED, item_case_id, record_key
 from pytest_export.runner import (ITEM_RECORDS, ExportCheckFailed, MODE_PARAM, error_outcome, make_record,
                                   run_exportable, settle_verdict)
 from pytest_export.summary import MAX_ROWS, summary_lines
+from pytest_export.threads import share_threads
 from pytest_export.xdist_support import XdistController, is_worker, publish_selected
 
 __all__ = ["export_check"]
@@ -47,6 +49,14 @@ __all__ = ["export_check"]
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     """Register pytest-export's hookspecs (see pytest_export.hookspecs)."""
     pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Give an xdist worker its share of torch threads before a conftest can import torch (and then choose)."""
+    count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    if os.environ.get("PYTEST_XDIST_WORKER") and count.isdigit():
+        share_threads(int(count))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -70,6 +80,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # Workers must not race on one compile cache (torch writes one for compiling modes).
         use_worker_cache_dirs(config.workerinput["workerid"])  # type: ignore[attr-defined]
         config.pluginmanager.register(WorkerNotes(config), "export-worker-notes")
+        share_threads(config.workerinput["workercount"])  # type: ignore[attr-defined]
         return
     config.pluginmanager.register(Controller(config), "export-controller")
     if config.pluginmanager.hasplugin("xdist"):

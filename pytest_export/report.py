@@ -28,6 +28,7 @@ __all__ = [
     "FORMATS",
     "VERDICTS",
     "EXPORTABLE",
+    "GATE_BUCKETS",
     "ReportError",
     "build_report",
     "summarize",
@@ -50,6 +51,8 @@ VERDICTS = ("passed", "failed", "xfailed", "xpassed", "error", "timeout", "crash
 #: Verdicts meaning "the model exported and behaved": xpassed exported too, its test fails only
 #: because an expectation is stale.
 EXPORTABLE = ("passed", "xpassed")
+#: The gate's result buckets, in the order they are shown (pytest_export.gate fills them).
+GATE_BUCKETS = ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
 #: Verdicts shown as failures (xfailed is expected and listed separately).
 PROBLEMS = ("failed", "error", "timeout", "crashed", "xpassed")
 
@@ -179,13 +182,11 @@ def _validate_scope(scope: dict[str, Any]) -> None:
 
 
 def _validate_gate(gate: dict[str, Any]) -> None:
-    from pytest_export.gate import BUCKETS  # gate.py imports this module
-
     if "baseline" in gate and not isinstance(gate["baseline"], str):
         raise ValueError(f"gate.baseline must be str, got {type(gate['baseline']).__name__}")
     if "failed" in gate and not isinstance(gate["failed"], bool):
         raise ValueError(f"gate.failed must be bool, got {type(gate['failed']).__name__}")
-    for bucket in BUCKETS:
+    for bucket in GATE_BUCKETS:
         entries = gate.get(bucket)
         if entries is None:
             continue

@@ -105,9 +105,10 @@ def _gate(gate: dict[str, Any] | None) -> str:
     title = f"Gate {'FAILED' if gate.get('failed') else 'passed'} vs {gate.get('baseline', 'baseline')}"
     out = [f'<section id="gate" class="banner {cls}"><h2>{_e(title)}</h2>']
     counts = ", ".join(f"{len(gate.get(b) or [])} {b.replace('_', ' ')}" for b in
-                       ("regressions", "improvements", "skipped", "vanished", "not_run", "deselected", "new"))
+                       ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
+                       if b != "missing" or gate.get(b))
     out.append(f"<p>{_e(counts)}</p>")
-    for bucket, label in (("regressions", "Regressions"), ("improvements", "Improvements"),
+    for bucket, label in (("regressions", "Regressions"), ("missing", "Missing"), ("improvements", "Improvements"),
                           ("vanished", "Vanished"), ("skipped", "Skipped now"), ("not_run", "Not run")):
         entries = gate.get(bucket) or []
         if not entries:

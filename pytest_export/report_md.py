@@ -67,10 +67,12 @@ def _gate(gate: dict[str, Any] | None) -> list[str]:
     if not gate:
         return []
     status = "❌ **failed**" if gate.get("failed") else "✅ passed"
-    counts = ", ".join(f"{len(gate.get(b) or [])} {b.replace('_', ' ')}"
-                       for b in ("regressions", "improvements", "vanished", "deselected") if gate.get(b) is not None)
+    shown = ("regressions", "missing", "improvements", "vanished", "deselected")
+    counts = ", ".join(f"{len(gate.get(b) or [])} {b.replace('_', ' ')}" for b in shown
+                       if gate.get(b) is not None and (b != "missing" or gate.get(b)))
     out = [f"**Gate** {status} vs {_code(gate.get('baseline', 'baseline'))}: {counts}", ""]
-    for bucket, label in (("regressions", "Regression"), ("improvements", "Improvement"), ("vanished", "Vanished")):
+    for bucket, label in (("regressions", "Regression"), ("missing", "Missing"), ("improvements", "Improvement"),
+                          ("vanished", "Vanished")):
         entries = gate.get(bucket) or []
         for e in entries[:MAX_FAILURES]:
             change = f"{e.get('before')} → {e.get('after')}" if e.get("after") else str(e.get("before"))

@@ -8,23 +8,17 @@ what pytest knows and hands off. Importing it does not import torch.
 from __future__ import annotations
 
 import os
-import platform
-import stat
-import sys
-import tempfile
 import time
-from collections import Counter
 from pathlib import Path
-from typing import Any, Generator, NoReturn
+from typing import Any, Generator
 
 import pytest
 
-from pytest_export import __version__
 from pytest_export.gate import GateResult, Scope, compare, summary_lines, updated_baseline
 from pytest_export.records import RECORDS, SELECTED, record_key
-from pytest_export.report import (
-    ReportError, build_report, load_report, nodeid_file, report_format, temp_prefix, write_report,
-)
+from pytest_export.report import ReportError, build_report, load_report, nodeid_file, report_format, write_report
+from pytest_export.report_environment import environment, run_modes
+from pytest_export.report_paths import check_writable, fail, parse_shard, same_file, shown
 
 __all__ = ["add_options", "ReportingPlugin", "environment"]
 
@@ -52,40 +46,6 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
     parser.addini("export_baseline", "baseline JSON report for the export gate", default="")
 
 
-def _fail(message: str) -> NoReturn:
-    raise pytest.UsageError(message)
-
-
-def _check_writable(path: Path, shown: str, option: str) -> None:
-    try:
-        info = path.stat()
-    except (FileNotFoundError, NotADirectoryError):  # a missing directory is made (or refused) below
-        info = None
-    except OSError as exc:  # a name too long, a loop of links, ...
-        _fail(f"{option} {shown}: cannot be used as a file path ({exc.strerror or exc})")
-    if info is not None and stat.S_ISDIR(info.st_mode):
-        _fail(f"{option} {shown}: is a directory, expected a file path")
-    if info is not None and not stat.S_ISREG(info.st_mode):
-        _fail(f"{option} {shown}: is not a regular file (a FIFO, a device, ...); expected a file path")
-    parent = path.parent
-    try:
-        # Like --junitxml, create missing directories (CI writes to a fresh reports/ folder).
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        _fail(f"{option} {shown}: cannot create directory {_shown(parent)} ({exc.strerror or exc})")
-    # os.access says yes to root, on read-only mounts and under ACLs: create the temporary
-    # file the atomic write will need, so an unwritable path stops the run before any test.
-    try:
-        fd, probe = tempfile.mkstemp(prefix=temp_prefix(path), suffix=".probe", dir=parent)
-    except OSError as exc:
-        _fail(f"{option} {shown}: directory {_shown(parent)} is not writable ({exc.strerror or exc})")
-    os.close(fd)
-    try:
-        os.unlink(probe)
-    except OSError:
-        pass  # a leftover empty dot-file is harmless; the write itself may still succeed
-
-
 class ReportingPlugin:
     """Controller-side hooks: validate options, gather scope, gate the session, write reports."""
 
@@ -105,7 +65,7 @@ class ReportingPlugin:
         self.written: list[str] = []
         self.problems: list[str] = []
         self.write_failed = False
-        self.shard = _shard(config)
+        self.shard = parse_shard(config)
         self.journal = self._start_journal()
 
     def _report_paths(self) -> list[Path]:
@@ -114,11 +74,11 @@ class ReportingPlugin:
         paths = []
         for name in given:
             path = Path(os.path.abspath(Path(self.config.invocation_params.dir) / name))
-            _check_writable(path, name, "--export-report")
+            check_writable(path, name, "--export-report")
             try:
                 report_format(name)
             except ValueError as exc:
-                _fail(f"--export-report: {exc}")
+                fail(f"--export-report: {exc}")
             paths.append(path)
         return paths
 
@@ -130,9 +90,9 @@ class ReportingPlugin:
         header = {
             "environment": environment(self.config, [], 0.0),
             "baseline": str(self.baseline_path) if self.baseline_path and not self.update else None,
-            "baseline_shown": _shown(self.baseline_path) if self.baseline_path else None,
+            "baseline_shown": shown(self.baseline_path) if self.baseline_path else None,
         }
-        plugin = JournalPlugin(self.config, [(p, _shown(p)) for p in self.report_paths], header,
+        plugin = JournalPlugin(self.config, [(p, shown(p)) for p in self.report_paths], header,
                                self._journal_scope, _item_mode)
         self.config.pluginmanager.register(plugin, "export-journal")
         return plugin
@@ -152,9 +112,9 @@ class ReportingPlugin:
         if self.baseline_path is None or self.update:
             return
         for path in self.report_paths:
-            if _same_file(path, self.baseline_path):
-                _fail(
-                    f"--export-report {_shown(path)} is the --export-baseline file: writing the report would "
+            if same_file(path, self.baseline_path):
+                fail(
+                    f"--export-report {shown(path)} is the --export-baseline file: writing the report would "
                     "overwrite the baseline; write the report elsewhere, or pass --export-baseline-update "
                     "to replace the baseline"
                 )
@@ -163,22 +123,22 @@ class ReportingPlugin:
         path = self.baseline_path
         if path is None:
             if self.update:
-                _fail("--export-baseline-update needs --export-baseline=PATH (or ini export_baseline)")
+                fail("--export-baseline-update needs --export-baseline=PATH (or ini export_baseline)")
             return None
         try:
             exists = path.exists()
         except OSError as exc:  # a name too long, a loop of links, ...
-            _fail(f"--export-baseline: {_shown(path)}: cannot be used as a file path ({exc.strerror or exc})")
+            fail(f"--export-baseline: {shown(path)}: cannot be used as a file path ({exc.strerror or exc})")
         if self.update:
-            _check_writable(path, _shown(path), "--export-baseline")
+            check_writable(path, shown(path), "--export-baseline")
             if not exists:
                 return None  # the first --export-baseline-update creates it
         elif not exists:
-            _fail(f"--export-baseline: {_shown(path)}: file does not exist; create it with --export-baseline-update")
+            fail(f"--export-baseline: {shown(path)}: file does not exist; create it with --export-baseline-update")
         try:
-            return load_report(path, _shown(path))
+            return load_report(path, shown(path))
         except ReportError as exc:
-            _fail(f"--export-baseline: {exc}")
+            fail(f"--export-baseline: {exc}")
 
     def _baseline_path(self) -> Path | None:
         cli = self.config.getoption("export_baseline", default=None)
@@ -238,7 +198,7 @@ class ReportingPlugin:
         option = self.config.option
         return Scope(
             files=self.files | {nodeid_file(r["test"]) for r in records},
-            modes=_run_modes(self.config, records),
+            modes=run_modes(self.config, records),
             # Under xdist deselection happens on the workers and is not reported back.
             deselected=None if distributed else set(self.deselected),
             not_run=selected - {record_key(r) for r in records},
@@ -249,7 +209,7 @@ class ReportingPlugin:
 
     def _compare(self) -> GateResult:
         assert self.baseline is not None
-        return compare(self.baseline, self._records(), self._scope(), name=_shown(self.baseline_path))
+        return compare(self.baseline, self._records(), self._scope(), name=shown(self.baseline_path))
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Write the reports (also after Ctrl-C, marked incomplete) and update the baseline."""
@@ -271,7 +231,7 @@ class ReportingPlugin:
         if self.update and self.baseline_path is not None:
             if stop:
                 self.problems.append(
-                    f"baseline {_shown(self.baseline_path)} NOT updated: the run is incomplete ({stop})"
+                    f"baseline {shown(self.baseline_path)} NOT updated: the run is incomplete ({stop})"
                 )
             else:
                 self._write(updated_baseline(self.baseline, report, self.gate), self.baseline_path, "baseline")
@@ -287,9 +247,9 @@ class ReportingPlugin:
         except OSError as exc:
             self.write_failed = True
             option = "--export-baseline-update" if what == "baseline" else "--export-report"
-            self.problems.append(f"{option}: export {what} NOT written to {_shown(path)}: {exc}")
+            self.problems.append(f"{option}: export {what} NOT written to {shown(path)}: {exc}")
         else:
-            self.written.append(f"export {what}{' updated' if what == 'baseline' else ''}: {_shown(path)}")
+            self.written.append(f"export {what}{' updated' if what == 'baseline' else ''}: {shown(path)}")
 
     @pytest.hookimpl(trylast=True)  # the gate decision reads last, right above pytest's own verdict
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -312,45 +272,10 @@ class ReportingPlugin:
             terminalreporter.write_line(line, red=True, bold=True)
 
 
-def _shard(config: pytest.Config) -> tuple[int, int] | None:
-    raw = config.getoption("export_shard", default=None)
-    if raw is None:
-        # pytest-split: --splits N --group I (1-based, like ours).
-        splits, group = config.getoption("splits", default=None), config.getoption("group", default=None)
-        if isinstance(splits, int) and isinstance(group, int) and 1 <= group <= splits:
-            return (group, splits)
-        return None
-    index, sep, count = str(raw).partition("/")
-    try:
-        shard = (int(index), int(count))
-    except ValueError:
-        shard = (0, 0)
-    if not sep or not 1 <= shard[0] <= shard[1]:
-        _fail(f"--export-shard must be I/N with 1 <= I <= N (this run is shard I of N), got {raw!r}")
-    return shard
-
-
 def _item_mode(item: pytest.Item) -> str | None:
     from pytest_export.plugin import item_mode
 
     return item_mode(item)
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one does not exist yet: compare the names, links resolved
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
-def _shown(path: Path | None) -> str:
-    if path is None:
-        return "baseline"
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        return str(path)
-    return str(path) if rel.startswith("..") else rel
 
 
 def _stop_reason(session: pytest.Session, exitstatus: int) -> str:
@@ -362,52 +287,3 @@ def _stop_reason(session: pytest.Session, exitstatus: int) -> str:
         if flag:
             return f"stopped early: {flag}" if isinstance(flag, str) else "stopped early"
     return ""
-
-
-def _options(config: pytest.Config) -> Any:
-    try:
-        from pytest_export.options import OPTIONS
-    except ImportError:
-        return None
-    return config.stash.get(OPTIONS, None)
-
-
-def _run_modes(config: pytest.Config, records: list[dict[str, Any]]) -> set[str] | None:
-    options = _options(config)
-    if options is not None:
-        return set(options.modes or options.known_modes) | {r["mode"] for r in records}
-    return None
-
-
-def environment(config: pytest.Config, records: list[dict[str, Any]], duration: float) -> dict[str, Any]:
-    """Return the environment block of a report (never imports torch just for this)."""
-    torch_versions = Counter((r.get("outcome") or {}).get("torch_version") for r in records)
-    torch_versions.pop(None, None)
-    torch_versions.pop("", None)
-    if torch_versions:
-        torch_version = str(torch_versions.most_common(1)[0][0])
-    elif "torch" in sys.modules:
-        torch_version = str(getattr(sys.modules["torch"], "__version__", "unknown"))
-    else:
-        torch_version = "not loaded"
-    options = _options(config)
-    profile = config.getoption("hypothesis_profile", default=None)
-    if profile is None and "hypothesis" in sys.modules:
-        profile = getattr(sys.modules["hypothesis"].settings, "_current_profile", None)
-    seed = getattr(options, "seed", None)
-    if seed is None:
-        seed = config.getoption("hypothesis_seed", default=None)
-    return {
-        "torch": torch_version,
-        "python": platform.python_version(),
-        "platform": platform.platform(),
-        "pytest": pytest.__version__,
-        "pytest_export": __version__,
-        "modes": sorted(_run_modes(config, records) or {r["mode"] for r in records}),
-        "seed": seed,
-        "hypothesis_profile": profile or "default",
-        "workers": config.getoption("numprocesses", default=None),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(time.time() - duration)),
-        "duration_s": round(duration, 2),
-        "rootdir": str(config.rootpath),  # where `python -m pytest_export explain` re-runs a case
-    }

@@ -22,6 +22,7 @@ import pytest
 from pytest_export.journal import crashed_record as journal_crashed_record
 from pytest_export.journaling import crashed_inflight
 from pytest_export.records import SELECTED, split_mode
+from pytest_export.threads import header_line
 
 __all__ = ["XdistController", "is_worker", "mode_of", "publish_selected", "crashed_record"]
 
@@ -62,6 +63,11 @@ class XdistController:
     def __init__(self, config: pytest.Config, modes: Sequence[str]) -> None:
         self.config = config
         self.modes = tuple(modes)
+
+    def pytest_report_header(self, config: pytest.Config) -> str | None:
+        """Say how many torch threads each worker gets (pytest_export.threads)."""
+        workers = len(config.getoption("tx", None) or ())
+        return header_line(workers) if workers else None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:

@@ -66,7 +66,7 @@ def test_merge_gates_the_union_and_knows_what_each_shard_collected():
     base = build_report([make_record(A, "strict"), make_record(B, "strict"), make_record(B, "training")])
     a = shard([make_record(A, "strict", "failed")], {"tests/test_a.py"})
     b = shard([make_record(B, "strict")], {"tests/test_b.py"})
-    merged = merge_reports([("a.json", a), ("b.json", b)], baseline=("base.json", base))
+    merged = merge_reports([("a.json", a), ("b.json", b)], baseline=("base.json", base), shards=2)
     gate = merged.report["gate"]
     assert gate["failed"] and [(e["case"], e["mode"]) for e in gate["regressions"]] == [(A, "strict")]
     # test_b.py was collected by shard b and has no training record: vanished, not silently ignored.
@@ -171,3 +171,50 @@ def test_python_dash_m_entry_point(files):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert (tmp / "x.md").exists()
+
+
+def _sharded(records, index, count):
+    scope = Scope(files={nodeid_file(r["test"]) for r in records}, deselected=set()).to_dict()
+    return build_report(records, scope={**scope, "shard": [index, count]})
+
+
+def nodeid_file(nodeid):
+    return nodeid.split("::", 1)[0]
+
+
+BASE3 = [make_record(A, "strict"), make_record(B, "strict"), make_record("tests/test_c.py::test_c", "strict")]
+
+
+@pytest.mark.parametrize("declared", ["shard_scopes", "cli_count", "unknown"])
+def test_a_missing_shard_report_fails_the_gate_with_its_keys_missing(files, capsys, declared):
+    tmp, _ = files
+    base = tmp / "base3.json"
+    write_report(build_report(BASE3), base)
+    paths = []
+    for i, record in enumerate(BASE3[:2], start=1):  # shard 3 crashed before writing its report
+        report = _sharded([record], i, 3) if declared == "shard_scopes" else shard([record], {nodeid_file(record["test"])})
+        paths.append(str(tmp / f"s{i}.json"))
+        write_report(report, paths[-1])
+    extra = ["--shards", "3"] if declared == "cli_count" else []
+    code = main(["merge", *paths, "--baseline", str(base), "-o", str(tmp / "m.json"), *extra])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "MISSING tests/test_c.py::test_c [strict]: passed: in no shard report" in out
+    why = {"shard_scopes": "shard 3 of 3 is missing", "cli_count": "2 of 3 shard reports given",
+           "unknown": "the number of shards is unknown"}[declared]
+    assert why in out and "1 baseline key(s)" in err
+    gate = load_report(tmp / "m.json")["gate"]
+    assert gate["failed"] and [e["case"] for e in gate["missing"]] == ["tests/test_c.py::test_c"]
+
+
+def test_every_shard_present_passes_and_a_contradicting_count_is_an_error(files, capsys):
+    tmp, _ = files
+    base = tmp / "base3.json"
+    write_report(build_report(BASE3), base)
+    paths = []
+    for i, record in enumerate(BASE3, start=1):
+        paths.append(str(tmp / f"s{i}.json"))
+        write_report(_sharded([record], i, 3), paths[-1])
+    assert main(["merge", *paths, "--baseline", str(base), "-o", str(tmp / "m.json")]) == 0
+    assert main(["merge", *paths, "--shards", "4", "-o", str(tmp / "m.json")]) == 2
+    assert "the reports disagree on the number of shards" in capsys.readouterr().err

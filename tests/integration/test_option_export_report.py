@@ -220,3 +220,34 @@ def test_merging_two_shard_reports_equals_the_unsharded_report(project, canned):
     assert content(merged) == dict(content(whole), gate=merged["gate"])
     assert merged["scope"] == whole["scope"]
     assert not merged["gate"]["regressions"] and not merged["gate"]["vanished"]
+
+
+def test_a_shard_that_never_wrote_its_report_fails_the_merged_gate(project, canned):
+    canned({})
+    body = """
+        import pytest
+        from models import lin_case
+
+        @pytest.mark.exportable(modes=["strict"])
+        def test_canned_{name}():
+            return lin_case()
+    """
+    project.makepyfile(test_a=body.format(name="a"), test_b=body.format(name="b"))
+    project.runpytest("--export-report=whole.json").assert_outcomes(passed=2)
+    project.runpytest("test_a.py", "--export-report=a.json", "--export-shard=1/2").assert_outcomes(passed=1)
+    assert load_report(project.path / "a.json")["scope"]["shard"] == [1, 2]
+    # Shard 2 of 2 was killed before writing b.json.
+    assert main(["merge", "a.json", "-o", "merged.json", "--baseline", "whole.json"]) == 1
+    gate = load_report(project.path / "merged.json")["gate"]
+    assert [(e["case"], e["why"]) for e in gate["missing"]] == [
+        ("test_b.py::test_canned_b", "in no shard report; shard 2 of 2 is missing")]
+    project.runpytest("test_b.py", "--export-report=b.json", "--export-shard=2/2").assert_outcomes(passed=1)
+    assert main(["merge", "a.json", "b.json", "-o", "merged.json", "--baseline", "whole.json"]) == 0
+
+
+@pytest.mark.parametrize("value", ["3/2", "0/2", "two", "1"])
+def test_a_bad_export_shard_is_a_usage_error(project, value):
+    result = project.runpytest(f"--export-shard={value}", "--export-report=r.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert (f"ERROR: --export-shard must be I/N with 1 <= I <= N (this run is shard I of N), got {value!r}"
+            in result.stderr.str())

@@ -87,3 +87,143 @@ def test_worker_crash_is_recorded_as_crashed_and_other_outcomes_survive(project,
     assert all(r["verdict"] == "passed" for t, r in by_test.items() if "canned" in t)
     assert ["test_m.py::test_dies", "strict"] in data["selected"]
     assert len(data["selected"]) == 5
+
+
+# export_check cases through a hook: "dies" in the case id kills the worker while the case runs.
+FIXTURE_CONFTEST = '''
+import os
+from exportcore.outcome import Outcome
+
+def pytest_export_run(item, case, mode, options):
+    if "dies" in options["case_id"] and os.environ.get("KILL_IT"):
+        os._exit(1)
+    return Outcome(case_id=options["case_id"], mode=mode, status="passed")
+'''
+
+FIXTURE_TESTS = """
+    def test_two_cases(export_check):
+        assert export_check(lambda x: x, (1,), case_id="fine").status == "passed"
+        assert export_check(lambda x: x, (1,), case_id="dies", mode="strict").status == "passed"
+
+    def test_other(export_check):
+        assert export_check(lambda x: x, (1,), case_id="other").status == "passed"
+"""
+
+
+def test_a_dead_workers_in_flight_fixture_cases_are_crashed_and_stay_in_the_baseline(project, records, monkeypatch):
+    from conftest import RECORDER
+
+    from pytest_export.report import load_report
+
+    project.makeconftest(RECORDER + FIXTURE_CONFTEST)
+    project.makepyfile(test_f=FIXTURE_TESTS)
+    xdist = ("-p", "xdist", "-n", "2", "-p", "no:cacheprovider")
+    project.runpytest_subprocess(*xdist, "--export-baseline=base.json", "--export-baseline-update").assert_outcomes(
+        passed=2)
+
+    monkeypatch.setenv("KILL_IT", "1")
+    result = project.runpytest_subprocess(*xdist, "--export-baseline=base.json", "--export-report=r.json")
+    result.assert_outcomes(passed=1, failed=1)
+    verdicts = {(r["case"], r["mode"]): r["verdict"] for r in records()["records"]}
+    # The case that finished before the crash keeps its verdict; the one running is crashed, not lost.
+    assert verdicts == {("fine", "non_strict"): "passed", ("dies", "strict"): "crashed",
+                        ("other", "non_strict"): "passed"}
+    gate = load_report(project.path / "r.json")["gate"]
+    assert [(e["case"], e["after"]) for e in gate["regressions"]] == [("dies", "crashed")]
+    assert not gate["vanished"]
+
+    result = project.runpytest_subprocess(*xdist, "--export-baseline=base.json", "--export-baseline-update")
+    baseline = {(r["case"], r["mode"]): r["verdict"] for r in load_report(project.path / "base.json")["records"]}
+    assert baseline == verdicts  # updated to what ran; nothing dropped
+
+
+@pytest.mark.parametrize("n", ["0", "2"])
+def test_ctrl_c_leaves_the_keys_it_did_not_reach_not_run_never_vanished(project, canned, n):
+    from pytest_export.report import load_report
+
+    canned({})
+    project.makepyfile(test_m="""
+        import os
+        import signal
+        import pytest
+        from exportcore import Case
+
+        @pytest.mark.exportable(modes=["non_strict"])
+        def test_canned_a():
+            if os.environ.get("STOP_IT"):
+                # Ctrl-C reaches the whole process group: the controller (xdist) or the session itself.
+                os.kill(os.getppid() if "PYTEST_XDIST_WORKER" in os.environ else os.getpid(), signal.SIGINT)
+            return Case(model=lambda x: x, args=(1,))
+
+        @pytest.mark.parametrize("i", range(12))
+        @pytest.mark.exportable(modes=["non_strict"])
+        def test_canned_later(i):
+            import time
+            time.sleep(0.5)
+            return Case(model=lambda x: x, args=(1,))
+    """)
+    args = ("-p", "no:cacheprovider", "-p", "xdist", "-n", n, "--export-baseline=base.json")
+    project.runpytest_subprocess(*args, "--export-baseline-update").assert_outcomes(passed=13)
+    os_env = {"STOP_IT": "1"}
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in os_env.items():
+            mp.setenv(k, v)
+        result = project.runpytest_subprocess(*args, "--export-report=r.json")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    report = load_report(project.path / "r.json")
+    gate = report["gate"]
+    assert report["complete"] is False
+    assert not gate["vanished"]
+    ran = {(r["case"], r["mode"]) for r in report["records"]}
+    assert len(ran) < 13 and len(gate["not_run"]) == 13 - len(ran)
+    assert all("did not run" in e["why"] or "not run" in e["why"] for e in gate["not_run"])
+
+
+@pytest.mark.parametrize("chosen", ["fair_share", "environment", "conftest"])
+def test_each_worker_gets_a_fair_share_of_torch_threads_unless_the_user_chose(pytester, monkeypatch, chosen):
+    from pytest_export.threads import available_cores, fair_share
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
+    monkeypatch.delenv("PYTEST_EXPORT_FAIR_THREADS", raising=False)
+    expected = fair_share(available_cores(), 2)
+    if chosen == "environment":
+        if available_cores() < 2:
+            pytest.skip("torch caps OMP_NUM_THREADS at the core count: one core cannot tell the user's 2 from 1")
+        monkeypatch.setenv("OMP_NUM_THREADS", "2")
+        expected = 2
+    if chosen == "conftest":
+        pytester.makeconftest("import torch\ntorch.set_num_threads(3)\n")
+        expected = 3
+    pytester.makepyfile(test_t=f"""
+        import pytest
+        import torch
+
+        @pytest.mark.parametrize("n", range(4))
+        def test_threads(n):
+            assert torch.get_num_threads() == {expected}
+    """)
+    result = pytester.runpytest_subprocess("-p", "xdist", "-n", "2", "-p", "no:cacheprovider", "-p", "no:benchmark")
+    result.assert_outcomes(passed=4)
+    header = {
+        "fair_share": f"pytest-export: 2 workers x {expected} torch thread* (fair share of {available_cores()} cores; "
+                      "set OMP_NUM_THREADS or call torch.set_num_threads to choose)",
+        "environment": "pytest-export: 2 workers, torch threads as set by OMP_NUM_THREADS=2",
+        "conftest": "pytest-export: 2 workers x * torch thread*",
+    }[chosen]
+    result.stdout.fnmatch_lines([header])
+
+
+def test_a_serial_run_keeps_torchs_own_thread_count(pytester, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.delenv("PYTEST_EXPORT_FAIR_THREADS", raising=False)
+    pytester.makepyfile(test_t="""
+        import os
+        import torch
+
+        def test_threads():
+            assert "OMP_NUM_THREADS" not in os.environ
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:benchmark")
+    result.assert_outcomes(passed=1)
+    assert "torch thread" not in result.stdout.str()
