@@ -8,17 +8,29 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Iterable
 
+from pytest_export.explain import exportdb_page
 from pytest_export.report import EXPORTABLE, PROBLEMS
 from pytest_export.report_charts import categories_section, charts_section, stage_sorted
+from pytest_export.report_findings import finding_rows, findings_badge, findings_html
 from pytest_export.report_style import CSS, MODE_ORDER, VERDICT_LABEL
 from pytest_export.sanitize import shown_text
 
 __all__ = ["render_html", "record_anchor"]
 
 _CODE_LIMIT = 40_000  # characters of graph code / tracebacks per record
+_SAME_MIN = 300  # a long text seen before on the page is linked, not repeated
+
+
+@dataclass
+class _Page:
+    """What every section of one page shares: where ExportDB docs are, long texts already shown."""
+
+    docs: str | None = None
+    seen: dict[str, tuple[str, str]] = field(default_factory=dict)  # text digest -> (anchor, "case [mode]")
 
 
 def _e(value: Any) -> str:
@@ -77,7 +89,7 @@ def _header(report: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _cards(summary: dict[str, Any]) -> str:
+def _cards(summary: dict[str, Any], findings: int) -> str:
     v = summary.get("verdicts", {})
     problems = sum(v.get(k, 0) for k in PROBLEMS)
     cards = [
@@ -88,8 +100,11 @@ def _cards(summary: dict[str, Any]) -> str:
         ("expected failures", v.get("xfailed", 0), "xfailed as declared", "v-xfailed"),
         ("skipped", v.get("skipped", 0), "not checked", "v-skipped"),
     ]
+    if findings:
+        cards.append(("findings", findings, "let through by torch.export", "v-finding"))
+    target = {"failing": "failures", "findings": "findings"}
     body = "".join(
-        f'<a class="card {cls}" href="#{"failures" if label == "failing" else "matrix"}">'
+        f'<a class="card {cls}" href="#{target.get(label, "matrix")}">'
         f'<span class="n">{n}</span><span class="l">{_e(label)}</span><small>{_e(sub)}</small></a>'
         for label, n, sub, cls in cards
     )
@@ -136,7 +151,13 @@ def _kv_table(title: str, data: dict[str, Any], head: tuple[str, str]) -> str:
             f"{rows}</table></div>")
 
 
-def _failure_meta(record: dict[str, Any]) -> str:
+def _exportdb(name: str, docs: str | None) -> str:
+    href = exportdb_page(name, docs)
+    code = f"<code>{_e(name)}</code>"
+    return f'<a href="{_e(href)}">{code}</a>' if href else code
+
+
+def _failure_meta(record: dict[str, Any], docs: str | None = None) -> str:
     f = _failure(record)
     expect = record.get("expect") or {}
     rows: list[tuple[str, str]] = []
@@ -154,7 +175,7 @@ def _failure_meta(record: dict[str, Any]) -> str:
             ("exception", f"<code>{_e(f['exc_type'])}</code>"),
             ("fix hint", f'<span class="hint">{_e(f["hint"])}</span>' if f.get("hint") else ""),
             ("user source", where),
-            ("ExportDB case", f"<code>{_e(f['exportdb_case'])}</code>" if f.get("exportdb_case") else ""),
+            ("ExportDB case", _exportdb(f["exportdb_case"], docs) if f.get("exportdb_case") else ""),
         ]
     if expect:
         rows.append(("expected failure", _e(expect.get("reason", "")) +
@@ -162,9 +183,19 @@ def _failure_meta(record: dict[str, Any]) -> str:
     return _meta(rows)
 
 
-def _record_body(record: dict[str, Any]) -> str:
+def _long_text(title: str, text: str, record: dict[str, Any], anchor: str, page: _Page) -> str:
+    # The same torch message or traceback often fails many cases: show it once, link the rest.
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+    if len(text) >= _SAME_MIN and digest in page.seen:
+        first, label = page.seen[digest]
+        return f'<p class="muted">{_e(title)}: same as <a href="#{first}">{_e(label)}</a></p>'
+    page.seen.setdefault(digest, (anchor, f'{record["case"]} [{record["mode"]}]'))
+    return f"<details><summary>{_e(title)}</summary><pre>{_e(_cap(text))}</pre></details>"
+
+
+def _record_body(record: dict[str, Any], anchor: str, page: _Page) -> str:
     o = record.get("outcome") or {}
-    out = [_failure_meta(record)]
+    out = [_failure_meta(record, page.docs)]
     declared, exported = o.get("declared") or {}, o.get("range_constraints") or {}
     if declared or exported:
         out.append('<div class="two">' + _kv_table("Declared ranges", declared, ("dim", "declared")) +
@@ -191,9 +222,9 @@ def _record_body(record: dict[str, Any]) -> str:
         out.append("<ul class=muted>" + "".join(f"<li>{_e(n)}</li>" for n in o["notes"]) + "</ul>")
     f = _failure(record)
     if f and f.get("detail") and f["detail"].strip() != f["message"].strip():
-        out.append(f"<details><summary>Full message</summary><pre>{_e(_cap(f['detail']))}</pre></details>")
+        out.append(_long_text("Full message", f["detail"], record, anchor, page))
     if f and f.get("traceback"):
-        out.append(f"<details><summary>torch traceback</summary><pre>{_e(_cap(f['traceback']))}</pre></details>")
+        out.append(_long_text("torch traceback", f["traceback"], record, anchor, page))
     timings = o.get("timings") or {}
     if timings:
         cells = " · ".join(f"{_e(k)} {float(v):.3f}s" for k, v in stage_sorted(timings.items()))
@@ -236,20 +267,20 @@ def _failure_index(records: list[dict[str, Any]], anchors: list[str]) -> str:
     return "\n".join(out)
 
 
-def _details(records: list[dict[str, Any]], anchors: list[str]) -> str:
+def _details(records: list[dict[str, Any]], anchors: list[str], page: _Page) -> str:
     bad = [(r, a) for r, a in zip(records, anchors) if r["verdict"] in PROBLEMS]
     xfail = [(r, a) for r, a in zip(records, anchors) if r["verdict"] == "xfailed"]
     out = [f'<h2 id="details">Failure details ({len(bad)})</h2>'] if bad else []
     for r, a in bad:
         out.append(f'<article class="fail v-border-{_e(r["verdict"])}" id="{a}"><h3>{_title(r)}</h3>'
-                   f'<p class="headline">{_e(_headline(r))}</p>{_record_body(r)}'
+                   f'<p class="headline">{_e(_headline(r))}</p>{_record_body(r, a, page)}'
                    f'<p class="test muted">test <code>{_e(r["test"])}</code></p></article>')
     if xfail:
         out.append(f'<details class="xfails" id="xfailed"><summary><h2 style="display:inline">Expected failures '
                    f"({len(xfail)})</h2></summary>")
         for r, a in xfail:
             out.append(f'<article class="fail v-border-xfailed" id="{a}"><h3>{_title(r)}</h3>'
-                       f'<p class="headline">{_e(_headline(r))}</p>{_record_body(r)}</article>')
+                       f'<p class="headline">{_e(_headline(r))}</p>{_record_body(r, a, page)}</article>')
         out.append("</details>")
     return "\n".join(out)
 
@@ -283,22 +314,25 @@ def _matrix(records: list[dict[str, Any]], anchors: list[str]) -> str:
             more = f"<small>×{n}</small>" if n > 1 else ""
             tip = _e(f["message"][:300]) if f else ""
             tds.append(f'<td class="cell v-{_e(r["verdict"])}"><a href="#{a}" title="{tip}">'
-                       f"{_e(label)}{sub}{more}</a></td>")
+                       f"{_e(label)}{sub}{more}{findings_badge(r)}</a></td>")
         rows.append(f'<tr><th class="case"><code>{_e(case)}</code></th>{"".join(tds)}</tr>')
     return (f'<h2 id="matrix">Cases × modes</h2><table class="matrix"><thead><tr><th>case</th>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
 
 
-def _all_records(records: list[dict[str, Any]], anchors: list[str]) -> str:
+def _all_records(records: list[dict[str, Any]], anchors: list[str], page: _Page) -> str:
     out = [f'<h2 id="records">All results ({len(records)})</h2>']
     for r, a in zip(records, anchors):
-        if r["verdict"] in PROBLEMS or r["verdict"] == "xfailed":
-            continue  # shown in full above; the matrix links there
         o = r.get("outcome") or {}
         nodes = (o.get("graph") or {}).get("node_count")
         extra = f" · {nodes} nodes" if nodes else ""
-        out.append(f'<details class="rec" id="{a}"><summary>{_title(r)} <span class="muted">'
-                   f'{float(r.get("duration", 0)):.2f}s{extra}</span></summary>{_record_body(r)}</details>')
+        when = f'<span class="muted">{float(r.get("duration", 0)):.2f}s{extra}</span>'
+        if r["verdict"] in PROBLEMS or r["verdict"] == "xfailed":
+            # Its details are above; one line here, so this list has every result.
+            out.append(f'<div class="rec">{_title(r)} {when} <a href="#{a}">details</a></div>')
+            continue
+        out.append(f'<details class="rec" id="{a}"><summary>{_title(r)} {when}</summary>'
+                   f"{_record_body(r, a, page)}</details>")
     return "\n".join(out)
 
 
@@ -308,10 +342,13 @@ def render_html(report: dict[str, Any]) -> str:
     anchors = _anchors(records)
     summary = report.get("summary") or {}
     title = f"pytest-export: {summary.get('verdicts', {}).get('passed', 0)}/{summary.get('total', 0)} passed"
+    docs = (report.get("environment") or {}).get("exportdb_docs")
+    page = _Page(docs=docs if isinstance(docs, str) else None)
     body = [
-        _header(report), _cards(summary), _gate(report.get("gate")), _failure_index(records, anchors),
-        _matrix(records, anchors), categories_section(report), _details(records, anchors), charts_section(report),
-        _all_records(records, anchors),
+        _header(report), _cards(summary, len(finding_rows(records))), _gate(report.get("gate")),
+        _failure_index(records, anchors), _matrix(records, anchors), findings_html(records, anchors),
+        categories_section(report), _details(records, anchors, page), charts_section(report),
+        _all_records(records, anchors, page),
     ]
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'

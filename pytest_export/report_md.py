@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from pytest_export.report import EXPORTABLE, PROBLEMS
+from pytest_export.report_findings import findings_markdown
 from pytest_export.report_style import MODE_ORDER, VERDICT_MARK
 from pytest_export.sanitize import shown_text
 
@@ -154,7 +155,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines = ["## pytest-export", "", _summary_line(report), "", *_gate(report.get("gate"))]
     if records:
         lines += _matrix(records)
-    lines += _failures(records) + _categories(report)
+    lines += _failures(records) + findings_markdown(records, _code, _text, MAX_FAILURES) + _categories(report)
     text = "\n".join(lines) + "\n"
     if len(text.encode()) > MAX_BYTES:
         text = text.encode()[:MAX_BYTES].decode(errors="ignore").rsplit("\n", 1)[0]

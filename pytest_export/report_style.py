@@ -116,4 +116,9 @@ table.index{width:100%}
 table.index td.hl{font-family:ui-monospace,SFMono-Regular,"DejaVu Sans Mono",monospace;font-size:12.5px}
 table.index td:first-child{width:1%;white-space:nowrap}
 h2 small{font-weight:normal}
+svg.chart.cats rect.bad{fill:#cf222e}
+svg.chart.cats rect.expected{fill:#d4a72c}
+small.fd{display:block;font-weight:600;font-size:11px;color:#9a6700}
+.card.v-finding{border-top:4px solid #d4a72c}
+div.rec{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:6px 12px;margin:4px 0}
 """

@@ -19,6 +19,7 @@ from typing import Any, Generator, NoReturn
 import pytest
 
 from pytest_export import __version__
+from pytest_export.explain import exportdb_docs
 from pytest_export.gate import GateResult, Scope, compare, summary_lines, updated_baseline
 from pytest_export.records import RECORDS, SELECTED, record_key
 from pytest_export.report import ReportError, build_report, load_report, nodeid_file, report_format, write_report
@@ -304,4 +305,5 @@ def environment(config: pytest.Config, records: list[dict[str, Any]], duration: 
         "workers": config.getoption("numprocesses", default=None),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(time.time() - duration)),
         "duration_s": round(duration, 2),
+        "exportdb_docs": exportdb_docs(config.rootpath),  # failures link to their ExportDB case when built
     }

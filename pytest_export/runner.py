@@ -135,7 +135,8 @@ def error_outcome(case_id: str, mode: str, exc_type: str, message: str, *, categ
     return Outcome(case_id=case_id, mode=mode, status="error", failure=failure)
 
 
-def judge(outcome: Outcome, expect: Expectation | None, show_traceback: bool) -> tuple[str, BaseException | None]:
+def judge(outcome: Outcome, expect: Expectation | None, show_traceback: bool,
+          docs: str | None = None) -> tuple[str, BaseException | None]:
     """Return the verdict for an outcome and the exception the test must raise (None if it passes)."""
     status = outcome.status
     if status == "passed":
@@ -149,10 +150,11 @@ def judge(outcome: Outcome, expect: Expectation | None, show_traceback: bool) ->
         got = outcome.failure.category if outcome.failure else None
         if expect.category is None or expect.category == got:
             return "xfailed", pytest.xfail.Exception(f"{outcome.mode}: {expect.reason}")
-        return "failed", ExportCheckFailed(explain.drift_text(outcome, expect.category, show_traceback=show_traceback))
+        return "failed", ExportCheckFailed(explain.drift_text(outcome, expect.category, show_traceback=show_traceback,
+                                                              docs=docs))
     verdict = status if status in ("failed", "error", "timeout", "crashed") else "error"
     headline = f"{outcome.mode} {status}: {outcome.failure.headline()}" if outcome.failure else ""
-    return verdict, ExportCheckFailed(explain.failure_text(outcome, show_traceback=show_traceback), headline)
+    return verdict, ExportCheckFailed(explain.failure_text(outcome, show_traceback=show_traceback, docs=docs), headline)
 
 
 def make_record(nodeid: str, case: str, mode: str, verdict: str, expect: Expectation | None,
@@ -209,7 +211,8 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
     item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
     outcome = clean_outcome(outcome)
     warn_findings(item, outcome)
-    verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config))
+    verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config),
+                         docs=explain.exportdb_docs(item.config.rootpath))
     add_record(item, make_record(item.nodeid, case_id, mode, verdict, expect,
                                  time.perf_counter() - start, outcome))
     if exc is not None:
