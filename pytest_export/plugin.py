@@ -141,7 +141,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if records:
         for record in records:
             if record.get("source") == "marker":
-                settle_verdict(record, report, call.excinfo)  # pytest's xfail, warnings as errors, ...
+                settle_verdict(item, record, report, call.excinfo)  # pytest's xfail, warnings as errors, ...
         report.export_records = list(records)
         item.stash[ITEM_RECORDS] = []
         return report

@@ -23,7 +23,7 @@ from pytest_export.sanitize import clean_text, clean_tree, shown_text
 from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
-    "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "MODE_PARAM", "add_record",
+    "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "MODE_PARAM", "add_record", "junit_properties",
     "case_from_result", "clean_outcome", "engine_options", "error_outcome", "judge", "make_record",
     "pytest_timeout_share", "run_engine", "run_exportable", "settle_verdict", "wants_traceback", "warn_findings",
 ]
@@ -185,14 +185,18 @@ def clean_outcome(outcome: Outcome) -> Outcome:
 def add_record(item: pytest.Item, record: dict[str, Any]) -> None:
     """Keep a record for the item's report and set the junit properties from it."""
     item.stash.setdefault(ITEM_RECORDS, []).append(record)
+    item.user_properties.extend(junit_properties(record))
+
+
+def junit_properties(record: dict[str, Any]) -> list[tuple[str, str]]:
+    """Return the junit properties (export_mode, export_status, export_stage, export_category) of a record."""
     failure = (record["outcome"] or {}).get("failure") or {}
-    for name, value in (
+    return [
         ("export_mode", record["mode"]),
         ("export_status", record["verdict"]),
         ("export_stage", failure.get("stage", "")),
         ("export_category", failure.get("category", "")),
-    ):
-        item.user_properties.append((name, value))
+    ]
 
 
 def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, options: RunOptions) -> None:
@@ -245,7 +249,7 @@ def warn_findings(item: pytest.Item, outcome: Outcome) -> None:
             return
 
 
-def settle_verdict(record: dict[str, Any], report: pytest.TestReport, excinfo: Any) -> None:
+def settle_verdict(item: pytest.Item, record: dict[str, Any], report: pytest.TestReport, excinfo: Any) -> None:
     """Make a marker test's record say what pytest reported for it (after xfail handling).
 
     pytest's own ``xfail`` marker turns a failing export into XFAIL and a passing one into
@@ -264,6 +268,7 @@ def settle_verdict(record: dict[str, Any], report: pytest.TestReport, excinfo: A
         settled = verdict if verdict in ("failed", "error", "timeout", "crashed", "xpassed") else "failed"
     if settled == verdict:
         return
+    old = junit_properties(record)
     record["verdict"] = settled
     if xfail is not None and record.get("expect") is None:
         record["expect"] = {"reason": clean_text(f"pytest.mark.xfail: {xfail}".rstrip(": ")), "category": None}
@@ -276,6 +281,15 @@ def settle_verdict(record: dict[str, Any], report: pytest.TestReport, excinfo: A
             stage="test", category="test", exc_type=exc_type, message=first, detail=text,
             hint="the export passed, but pytest failed the test (a hook, fixture or warnings filter)",
         )))
+    # junit takes the properties from the item (teardown report); this report holds a copy.
+    for props in (item.user_properties, report.user_properties):
+        _replace(props, old, junit_properties(record))
+
+
+def _replace(props: list[tuple[str, Any]], old: list[tuple[str, str]], new: list[tuple[str, str]]) -> None:
+    start = next((i for i in range(len(props) - len(old), -1, -1) if list(props[i:i + len(old)]) == old), None)
+    if start is not None:
+        props[start:start + len(old)] = new
 
 
 #: Share of a pytest-timeout limit given to the export, so it ends first and records its stage.
