@@ -70,7 +70,7 @@ def findings_html(records: list[dict[str, Any]], anchors: list[str]) -> str:
     more = f'<p class="muted">… {len(rows) - _MAX_ROWS} more in the JSON report.</p>' if len(rows) > _MAX_ROWS else ""
     return (f'<h2 id="findings">Findings ({len(rows)})</h2>'
             f'<p class="muted">What torch.export let through without failing the test: {summary}.</p>'
-            '<table class="index"><tr><th>case [mode]</th><th>severity</th><th>kind</th><th>input</th>'
+            '<table class="index findings"><tr><th>case [mode]</th><th>severity</th><th>kind</th><th>input</th>'
             f"<th>message</th></tr>{body}</table>{more}")
 
 

@@ -121,4 +121,6 @@ svg.chart.cats rect.expected{fill:#d4a72c}
 small.fd{display:block;font-weight:600;font-size:11px;color:#9a6700}
 .card.v-finding{border-top:4px solid #d4a72c}
 div.rec{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:6px 12px;margin:4px 0}
+table.index td:nth-child(2){min-width:300px}
+table.findings td:nth-child(2),table.findings td:nth-child(3),table.findings td:nth-child(4){white-space:nowrap}
 """
