@@ -7,16 +7,16 @@ Pure: imports neither pytest nor torch.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Iterable
 
 from pytest_export.explain import exportdb_page
-from pytest_export.report import EXPORTABLE, PROBLEMS
 from pytest_export.report_charts import categories_section, charts_section, stage_sorted
 from pytest_export.report_findings import finding_rows, findings_badge, findings_html
-from pytest_export.report_style import CSS, MODE_ORDER, VERDICT_LABEL
+from pytest_export.report_overview import anchors as _anchors, cards as _cards, gate_banner as _gate, header as _header
+from pytest_export.report_overview import record_anchor
+from pytest_export.report_style import CSS, EXPORTABLE, MODE_ORDER, PROBLEMS, VERDICT_LABEL
 from pytest_export.sanitize import shown_text
 
 __all__ = ["render_html", "record_anchor"]
@@ -41,22 +41,6 @@ def _cap(text: str, limit: int = _CODE_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n... ({len(text) - limit} more characters cut)"
 
 
-def record_anchor(case: str, mode: str, index: int = 0) -> str:
-    """Return the stable HTML id of the ``index``-th record of a (case, mode) key."""
-    digest = hashlib.sha1(f"{case}\0{mode}".encode()).hexdigest()[:12]
-    return f"r-{digest}" + (f"-{index}" if index else "")
-
-
-def _anchors(records: list[dict[str, Any]]) -> list[str]:
-    seen: dict[tuple[str, str], int] = {}
-    out = []
-    for r in records:
-        key = (r["case"], r["mode"])
-        out.append(record_anchor(*key, seen.get(key, 0)))
-        seen[key] = seen.get(key, 0) + 1
-    return out
-
-
 def _badge(verdict: str) -> str:
     return f'<span class="badge v-{_e(verdict)}">{_e(VERDICT_LABEL.get(verdict, verdict))}</span>'
 
@@ -68,74 +52,6 @@ def _failure(record: dict[str, Any]) -> dict[str, Any] | None:
 def _modes(records: Iterable[dict[str, Any]]) -> list[str]:
     found = {r["mode"] for r in records}
     return [m for m in MODE_ORDER if m in found] + sorted(found - set(MODE_ORDER))
-
-
-def _header(report: dict[str, Any]) -> str:
-    env = report.get("environment") or {}
-    items = []
-    for name, value in env.items():
-        if value is None:
-            continue
-        if name == "merged_from" and isinstance(value, list):
-            value = f"{len(value)} reports: " + ", ".join(str(v.get("source", "?")) for v in value)
-        elif isinstance(value, (list, dict)):
-            value = json.dumps(value, sort_keys=True)
-        items.append(f"<span><b>{_e(name)}</b> {_e(_cap(str(value), 300))}</span>")
-    out = ['<header><h1>pytest-export report</h1>', f'<p class="env">{" ".join(items)}</p>']
-    if not report.get("complete", True):
-        reason = report.get("stop_reason") or "the session was interrupted"
-        out.append(f'<p class="banner warn"><b>Incomplete run:</b> {_e(reason)}. Results below are partial.</p>')
-    out.append("</header>")
-    return "\n".join(out)
-
-
-def _cards(summary: dict[str, Any], findings: int) -> str:
-    v = summary.get("verdicts", {})
-    problems = sum(v.get(k, 0) for k in PROBLEMS)
-    cards = [
-        ("total", summary.get("total", 0),
-         f"{summary.get('cases', 0)} cases × {len(summary.get('modes', []))} modes", ""),
-        ("passed", v.get("passed", 0), "exported and behaved like eager", "v-passed"),
-        ("failing", problems, "failed, error, timeout, crashed, xpassed", "v-failed" if problems else ""),
-        ("expected failures", v.get("xfailed", 0), "xfailed as declared", "v-xfailed"),
-        ("skipped", v.get("skipped", 0), "not checked", "v-skipped"),
-    ]
-    if findings:
-        cards.append(("findings", findings, "let through by torch.export", "v-finding"))
-    target = {"failing": "failures", "findings": "findings"}
-    body = "".join(
-        f'<a class="card {cls}" href="#{target.get(label, "matrix")}">'
-        f'<span class="n">{n}</span><span class="l">{_e(label)}</span><small>{_e(sub)}</small></a>'
-        for label, n, sub, cls in cards
-    )
-    return f'<section class="cards">{body}</section>'
-
-
-def _gate(gate: dict[str, Any] | None) -> str:
-    if not gate:
-        return ""
-    cls = "bad" if gate.get("failed") else "good"
-    title = f"Gate {'FAILED' if gate.get('failed') else 'passed'} vs {gate.get('baseline', 'baseline')}"
-    out = [f'<section id="gate" class="banner {cls}"><h2>{_e(title)}</h2>']
-    counts = ", ".join(f"{len(gate.get(b) or [])} {b.replace('_', ' ')}" for b in
-                       ("regressions", "improvements", "skipped", "vanished", "not_run", "deselected", "new"))
-    out.append(f"<p>{_e(counts)}</p>")
-    for bucket, label in (("regressions", "Regressions"), ("improvements", "Improvements"),
-                          ("vanished", "Vanished"), ("skipped", "Skipped now"), ("not_run", "Not run")):
-        entries = gate.get(bucket) or []
-        if not entries:
-            continue
-        out.append(f"<h3>{_e(label)} ({len(entries)})</h3><ul>")
-        for e in entries[:200]:
-            change = f"{e.get('before')} → {e.get('after')}" if e.get("after") else str(e.get("before"))
-            link = f'<a href="#{record_anchor(e["case"], e["mode"])}">' if e.get("after") else "<span>"
-            close = "</a>" if e.get("after") else "</span>"
-            note = e.get("headline") or e.get("why") or ""
-            out.append(f"<li>{link}<code>{_e(e['case'])}</code> [{_e(e['mode'])}]{close} {_e(change)}"
-                       + (f" — {_e(note)}" if note else "") + "</li>")
-        out.append("</ul>")
-    out.append("</section>")
-    return "\n".join(out)
 
 
 def _meta(rows: list[tuple[str, str]]) -> str:

@@ -9,9 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pytest_export.report import EXPORTABLE, PROBLEMS
 from pytest_export.report_findings import findings_markdown
-from pytest_export.report_style import MODE_ORDER, VERDICT_MARK
+from pytest_export.report_style import EXPORTABLE, MODE_ORDER, PROBLEMS, VERDICT_MARK
 from pytest_export.sanitize import shown_text
 
 __all__ = ["render_markdown"]

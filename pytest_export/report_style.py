@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["CSS", "MODE_ORDER", "VERDICT_LABEL", "VERDICT_MARK"]
+__all__ = ["CSS", "EXPORTABLE", "MODE_ORDER", "PROBLEMS", "VERDICT_LABEL", "VERDICT_MARK"]
+
+#: Verdicts meaning "the model exported and behaved": xpassed exported too, its test fails only
+#: because an expectation is stale.
+EXPORTABLE = ("passed", "xpassed")
+#: Verdicts shown as failures (xfailed is expected and listed separately).
+PROBLEMS = ("failed", "error", "timeout", "crashed", "xpassed")
 
 #: Columns of the matrix in this order; other modes follow alphabetically.
 MODE_ORDER = ("strict", "non_strict", "training")
