@@ -33,8 +33,8 @@ from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module'
 from pytest_export.marker import MARKER, MARKER_HELP, MarkerError, parse_marker, refused_item
 from pytest_export.options import OPTIONS, add_options, resolve
 from pytest_export.records import RECORDS, SELECTED, item_case_id, record_key
-from pytest_export.runner import (ITEM_RECORDS, ExportCheckFailed, MODE_PARAM, error_outcome, make_record,
-                                  run_exportable, settle_verdict)
+from pytest_export.runner import ITEM_RECORDS, ExportCheckFailed, MODE_PARAM, error_outcome, make_record, run_exportable
+from pytest_export.settle import settle_verdict
 from pytest_export.summary import MAX_ROWS, summary_lines
 from pytest_export.xdist_support import XdistController, is_worker, publish_selected
 
