@@ -5,15 +5,46 @@ Pure string building over an Outcome; no pytest, no torch.
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from exportcore.outcome import Outcome
 from pytest_export import story
 
-__all__ = ["failure_text", "xpass_text", "drift_text"]
+__all__ = ["DOCS_ENV", "DOCS_DIR", "exportdb_docs", "exportdb_page", "failure_text", "xpass_text", "drift_text"]
+
+#: Where ``python -m exportdb docs -o build/exportdb`` (README) puts the reference, under the rootdir.
+DOCS_DIR = "build/exportdb"
+#: Set to the URL (or folder) of a published ExportDB reference to link failures there instead.
+DOCS_ENV = "PYTEST_EXPORT_EXPORTDB_DOCS"
 
 _DETAIL_LINES = 40  # torch messages can run to hundreds of lines; the head says what matters
 
 
-def failure_text(outcome: Outcome, *, show_traceback: bool = False, lead: str = "") -> str:
+def exportdb_docs(rootdir: str | os.PathLike[str]) -> str | None:
+    """Return where the built ExportDB reference is (``$PYTEST_EXPORT_EXPORTDB_DOCS`` or rootdir/build/exportdb), or None."""
+    given = os.environ.get(DOCS_ENV, "").strip()
+    if given:
+        return given
+    folder = Path(rootdir) / DOCS_DIR
+    return str(folder.resolve()) if (folder / "index.html").is_file() else None
+
+
+def exportdb_page(name: str, docs: str | None) -> str | None:
+    """Return the link to ExportDB case ``name``'s entry in the reference at ``docs`` (None if unknown)."""
+    if not docs:
+        return None
+    try:
+        from exportdb.registry import get
+
+        category = get(name).category
+    except Exception:  # noqa: BLE001 - an unknown or renamed case just gets no link
+        return None
+    base = docs if "://" in docs else Path(docs).resolve().as_uri()
+    return f"{base.rstrip('/')}/{category}.html#{name}"
+
+
+def failure_text(outcome: Outcome, *, show_traceback: bool = False, lead: str = "", docs: str | None = None) -> str:
     """Return the report for a non-passing outcome: headline block, detail, torch traceback on request."""
     failure = outcome.failure
     lines = [lead] if lead else []
@@ -34,7 +65,8 @@ def failure_text(outcome: Outcome, *, show_traceback: bool = False, lead: str = 
     if failure.hint:
         lines.append(f"  hint: {failure.hint}")
     if failure.exportdb_case:
-        lines.append(f"  see ExportDB case: {failure.exportdb_case}")
+        page = exportdb_page(failure.exportdb_case, docs)
+        lines.append(f"  see ExportDB case: {failure.exportdb_case}" + (f" ({page})" if page else ""))
         lines.extend(story.rewrite_lines(failure.exportdb_case))
     lines.extend(story.explanation_lines(outcome))
     detail = failure.detail.strip()
@@ -69,11 +101,11 @@ def xpass_text(outcome: Outcome, reason: str) -> str:
     )
 
 
-def drift_text(outcome: Outcome, expected: str, *, show_traceback: bool = False) -> str:
+def drift_text(outcome: Outcome, expected: str, *, show_traceback: bool = False, docs: str | None = None) -> str:
     """Return the report for an expected failure that now fails in another category."""
     got = outcome.failure.category if outcome.failure else "no category"
     lead = f"drift: {outcome.mode} now fails with {got}, expected {expected}: update the expectation\n"
-    return failure_text(outcome, show_traceback=show_traceback, lead=lead)
+    return failure_text(outcome, show_traceback=show_traceback, lead=lead, docs=docs)
 
 
 def _counterexample(outcome: Outcome) -> list[str]:

@@ -13,7 +13,8 @@ import subprocess
 import sys
 from typing import Any
 
-from pytest_export.report import PROBLEMS, ReportError, load_report
+from pytest_export.report import ReportError, load_report
+from pytest_export.report_style import PROBLEMS
 
 __all__ = ["add_parser", "explain_command"]
 

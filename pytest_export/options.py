@@ -20,6 +20,7 @@ Time limits, and what works where:
 
 from __future__ import annotations
 
+import inspect
 import re
 import zlib
 from dataclasses import dataclass
@@ -27,8 +28,10 @@ from typing import Any
 
 import pytest
 
-from exportcore.case import CHECKS
+from exportcore.case import CHECKS, DEFAULT_CHECKS
+from exportcore.check import check as _engine_check
 from exportcore.devices import DEVICES
+from exportcore.modes import mode_names
 from exportcore.targets import TARGETS, column_label
 
 __all__ = ["RunOptions", "OPTIONS", "add_options", "resolve"]
@@ -88,12 +91,17 @@ class RunOptions:
 
 def add_options(parser: pytest.Parser, group: Any) -> None:
     """Register the --export-* options and their ini twins."""
+    examples = inspect.signature(_engine_check).parameters["examples"].default
+    default_checks = "all" if set(DEFAULT_CHECKS) == set(CHECKS) else ", ".join(c for c in CHECKS if c in DEFAULT_CHECKS)
     group.addoption("--export-modes", dest="export_modes", default=None, metavar="MODES",
-                    help="comma-separated export modes to run (default: all; ini export_modes)")
+                    help=f"comma-separated export modes to run, of {', '.join(mode_names())} and any a plugin "
+                    "adds (default: all; ini export_modes)")
     group.addoption("--export-checks", dest="export_checks", default=None, metavar="CHECKS",
-                    help=f"comma-separated checks to run, of {', '.join(CHECKS)} (ini export_checks)")
+                    help=f"comma-separated checks to run, of {', '.join(CHECKS)} (default: {default_checks}; "
+                    "ini export_checks)")
     group.addoption("--export-examples", dest="export_examples", default=None, metavar="N",
-                    help="hypothesis-drawn input shapes per case and mode (ini export_examples)")
+                    help=f"hypothesis-drawn input shapes per case and mode (default: {examples}; "
+                    "ini export_examples)")
     group.addoption("--export-timeout", dest="export_timeout", default=None, metavar="SECONDS",
                     help="stop a case after SECONDS and record it as timeout (ini export_timeout)")
     group.addoption("--export-findings", dest="export_findings", default=None, choices=FINDINGS,

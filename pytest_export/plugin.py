@@ -37,8 +37,8 @@ from pytest_export.journaling import InflightDir, WorkerNotes, distributed
 from pytest_export.marker import MARKER, MARKER_HELP, MarkerError, parse_marker, refused_item
 from pytest_export.options import OPTIONS, add_options, resolve
 from pytest_export.records import RECORDS, SELECTED, item_case_id, record_key
-from pytest_export.runner import (ITEM_RECORDS, ExportCheckFailed, MODE_PARAM, error_outcome, make_record,
-                                  run_exportable, settle_verdict)
+from pytest_export.runner import ITEM_RECORDS, ExportCheckFailed, MODE_PARAM, error_outcome, make_record, run_exportable
+from pytest_export.settle import settle_verdict
 from pytest_export.summary import MAX_ROWS, summary_lines
 from pytest_export.threads import share_threads
 from pytest_export.xdist_support import XdistController, is_worker, publish_selected
@@ -183,7 +183,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if records:
         for record in records:
             if record.get("source") == "marker":
-                settle_verdict(record, report, call.excinfo)  # pytest's xfail, warnings as errors, ...
+                settle_verdict(item, record, report, call.excinfo)  # pytest's xfail, warnings as errors, ...
         report.export_records = list(records)
         item.stash[ITEM_RECORDS] = []
         return report

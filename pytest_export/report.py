@@ -21,6 +21,8 @@ from typing import Any, Callable, Iterable
 
 from exportcore.outcome import Outcome, SchemaError
 from pytest_export.report_runtimes import runtime_tables
+# EXPORTABLE lives with the renderers' vocabulary, so that they need not import this module.
+from pytest_export.report_style import EXPORTABLE
 
 __all__ = [
     "REPORT_SCHEMA",
@@ -48,13 +50,8 @@ REPORT_VERSION = 1
 FORMATS = (".json", ".html", ".md")
 # Mirrors pytest_export.records.VERDICTS (a test pins them equal); records.py imports pytest.
 VERDICTS = ("passed", "failed", "xfailed", "xpassed", "error", "timeout", "crashed", "skipped")
-#: Verdicts meaning "the model exported and behaved": xpassed exported too, its test fails only
-#: because an expectation is stale.
-EXPORTABLE = ("passed", "xpassed")
 #: The gate's result buckets, in the order they are shown (pytest_export.gate fills them).
 GATE_BUCKETS = ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
-#: Verdicts shown as failures (xfailed is expected and listed separately).
-PROBLEMS = ("failed", "error", "timeout", "crashed", "xpassed")
 
 _RECORD_FIELDS: dict[str, tuple[type, ...]] = {
     "test": (str,),

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_export import __version__
+from pytest_export.explain import exportdb_docs
 
 __all__ = ["environment", "run_modes"]
 
@@ -62,4 +63,5 @@ def environment(config: pytest.Config, records: list[dict[str, Any]], duration: 
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(time.time() - duration)),
         "duration_s": round(duration, 2),
         "rootdir": str(config.rootpath),  # where `python -m pytest_export explain` re-runs a case
+        "exportdb_docs": exportdb_docs(config.rootpath),  # failures link to their ExportDB case when built
     }

@@ -7,20 +7,32 @@ Pure: imports neither pytest nor torch.
 from __future__ import annotations
 
 import hashlib
-import json
+from dataclasses import dataclass, field
 from html import escape
 from typing import Any, Iterable
 
-from pytest_export.report import EXPORTABLE, PROBLEMS
+from pytest_export.explain import exportdb_page
 from pytest_export.report_charts import categories_section, charts_section, stage_sorted
+from pytest_export.report_findings import finding_rows, findings_badge, findings_html
+from pytest_export.report_overview import anchors as _anchors, cards as _cards, gate_banner as _gate, header as _header
+from pytest_export.report_overview import record_anchor
 from pytest_export.report_runtimes import runtime_tables, runtimes_html
-from pytest_export.report_style import CSS, MODE_ORDER, VERDICT_LABEL
+from pytest_export.report_style import CSS, EXPORTABLE, MODE_ORDER, PROBLEMS, VERDICT_LABEL
 from pytest_export.sanitize import shown_text
 from pytest_export.story import explanation_html
 
 __all__ = ["render_html", "record_anchor"]
 
 _CODE_LIMIT = 40_000  # characters of graph code / tracebacks per record
+_SAME_MIN = 300  # a long text seen before on the page is linked, not repeated
+
+
+@dataclass
+class _Page:
+    """What every section of one page shares: where ExportDB docs are, long texts already shown."""
+
+    docs: str | None = None
+    seen: dict[str, tuple[str, str]] = field(default_factory=dict)  # text digest -> (anchor, "case [mode]")
 
 
 def _e(value: Any) -> str:
@@ -29,22 +41,6 @@ def _e(value: Any) -> str:
 
 def _cap(text: str, limit: int = _CODE_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n... ({len(text) - limit} more characters cut)"
-
-
-def record_anchor(case: str, mode: str, index: int = 0) -> str:
-    """Return the stable HTML id of the ``index``-th record of a (case, mode) key."""
-    digest = hashlib.sha1(f"{case}\0{mode}".encode()).hexdigest()[:12]
-    return f"r-{digest}" + (f"-{index}" if index else "")
-
-
-def _anchors(records: list[dict[str, Any]]) -> list[str]:
-    seen: dict[tuple[str, str], int] = {}
-    out = []
-    for r in records:
-        key = (r["case"], r["mode"])
-        out.append(record_anchor(*key, seen.get(key, 0)))
-        seen[key] = seen.get(key, 0) + 1
-    return out
 
 
 def _badge(verdict: str) -> str:
@@ -60,72 +56,6 @@ def _modes(records: Iterable[dict[str, Any]]) -> list[str]:
     return [m for m in MODE_ORDER if m in found] + sorted(found - set(MODE_ORDER))
 
 
-def _header(report: dict[str, Any]) -> str:
-    env = report.get("environment") or {}
-    items = []
-    for name, value in env.items():
-        if value is None:
-            continue
-        if name == "merged_from" and isinstance(value, list):
-            value = f"{len(value)} reports: " + ", ".join(str(v.get("source", "?")) for v in value)
-        elif isinstance(value, (list, dict)):
-            value = json.dumps(value, sort_keys=True)
-        items.append(f"<span><b>{_e(name)}</b> {_e(_cap(str(value), 300))}</span>")
-    out = ['<header><h1>pytest-export report</h1>', f'<p class="env">{" ".join(items)}</p>']
-    if not report.get("complete", True):
-        reason = report.get("stop_reason") or "the session was interrupted"
-        out.append(f'<p class="banner warn"><b>Incomplete run:</b> {_e(reason)}. Results below are partial.</p>')
-    out.append("</header>")
-    return "\n".join(out)
-
-
-def _cards(summary: dict[str, Any]) -> str:
-    v = summary.get("verdicts", {})
-    problems = sum(v.get(k, 0) for k in PROBLEMS)
-    cards = [
-        ("total", summary.get("total", 0),
-         f"{summary.get('cases', 0)} cases × {len(summary.get('modes', []))} modes", ""),
-        ("passed", v.get("passed", 0), "exported and behaved like eager", "v-passed"),
-        ("failing", problems, "failed, error, timeout, crashed, xpassed", "v-failed" if problems else ""),
-        ("expected failures", v.get("xfailed", 0), "xfailed as declared", "v-xfailed"),
-        ("skipped", v.get("skipped", 0), "not checked", "v-skipped"),
-    ]
-    body = "".join(
-        f'<a class="card {cls}" href="#{"failures" if label == "failing" else "matrix"}">'
-        f'<span class="n">{n}</span><span class="l">{_e(label)}</span><small>{_e(sub)}</small></a>'
-        for label, n, sub, cls in cards
-    )
-    return f'<section class="cards">{body}</section>'
-
-
-def _gate(gate: dict[str, Any] | None) -> str:
-    if not gate:
-        return ""
-    cls = "bad" if gate.get("failed") else "good"
-    title = f"Gate {'FAILED' if gate.get('failed') else 'passed'} vs {gate.get('baseline', 'baseline')}"
-    out = [f'<section id="gate" class="banner {cls}"><h2>{_e(title)}</h2>']
-    counts = ", ".join(f"{len(gate.get(b) or [])} {b.replace('_', ' ')}" for b in
-                       ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
-                       if b != "missing" or gate.get(b))
-    out.append(f"<p>{_e(counts)}</p>")
-    for bucket, label in (("regressions", "Regressions"), ("missing", "Missing"), ("improvements", "Improvements"),
-                          ("vanished", "Vanished"), ("skipped", "Skipped now"), ("not_run", "Not run")):
-        entries = gate.get(bucket) or []
-        if not entries:
-            continue
-        out.append(f"<h3>{_e(label)} ({len(entries)})</h3><ul>")
-        for e in entries[:200]:
-            change = f"{e.get('before')} → {e.get('after')}" if e.get("after") else str(e.get("before"))
-            link = f'<a href="#{record_anchor(e["case"], e["mode"])}">' if e.get("after") else "<span>"
-            close = "</a>" if e.get("after") else "</span>"
-            note = e.get("headline") or e.get("why") or ""
-            out.append(f"<li>{link}<code>{_e(e['case'])}</code> [{_e(e['mode'])}]{close} {_e(change)}"
-                       + (f" — {_e(note)}" if note else "") + "</li>")
-        out.append("</ul>")
-    out.append("</section>")
-    return "\n".join(out)
-
-
 def _meta(rows: list[tuple[str, str]]) -> str:
     body = "".join(f"<dt>{_e(k)}</dt><dd>{v}</dd>" for k, v in rows if v)
     return f'<dl class="meta">{body}</dl>' if body else ""
@@ -139,7 +69,13 @@ def _kv_table(title: str, data: dict[str, Any], head: tuple[str, str]) -> str:
             f"{rows}</table></div>")
 
 
-def _failure_meta(record: dict[str, Any]) -> str:
+def _exportdb(name: str, docs: str | None) -> str:
+    href = exportdb_page(name, docs)
+    code = f"<code>{_e(name)}</code>"
+    return f'<a href="{_e(href)}">{code}</a>' if href else code
+
+
+def _failure_meta(record: dict[str, Any], docs: str | None = None) -> str:
     f = _failure(record)
     expect = record.get("expect") or {}
     rows: list[tuple[str, str]] = []
@@ -157,7 +93,7 @@ def _failure_meta(record: dict[str, Any]) -> str:
             ("exception", f"<code>{_e(f['exc_type'])}</code>"),
             ("fix hint", f'<span class="hint">{_e(f["hint"])}</span>' if f.get("hint") else ""),
             ("user source", where),
-            ("ExportDB case", f"<code>{_e(f['exportdb_case'])}</code>" if f.get("exportdb_case") else ""),
+            ("ExportDB case", _exportdb(f["exportdb_case"], docs) if f.get("exportdb_case") else ""),
         ]
         rows += explanation_html(record.get("outcome") or {}, f.get("exportdb_case"))
     if expect:
@@ -166,9 +102,19 @@ def _failure_meta(record: dict[str, Any]) -> str:
     return _meta(rows)
 
 
-def _record_body(record: dict[str, Any]) -> str:
+def _long_text(title: str, text: str, record: dict[str, Any], anchor: str, page: _Page) -> str:
+    # The same torch message or traceback often fails many cases: show it once, link the rest.
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+    if len(text) >= _SAME_MIN and digest in page.seen:
+        first, label = page.seen[digest]
+        return f'<p class="muted">{_e(title)}: same as <a href="#{first}">{_e(label)}</a></p>'
+    page.seen.setdefault(digest, (anchor, f'{record["case"]} [{record["mode"]}]'))
+    return f"<details><summary>{_e(title)}</summary><pre>{_e(_cap(text))}</pre></details>"
+
+
+def _record_body(record: dict[str, Any], anchor: str, page: _Page) -> str:
     o = record.get("outcome") or {}
-    out = [_failure_meta(record)]
+    out = [_failure_meta(record, page.docs)]
     declared, exported = o.get("declared") or {}, o.get("range_constraints") or {}
     if declared or exported:
         out.append('<div class="two">' + _kv_table("Declared ranges", declared, ("dim", "declared")) +
@@ -195,9 +141,9 @@ def _record_body(record: dict[str, Any]) -> str:
         out.append("<ul class=muted>" + "".join(f"<li>{_e(n)}</li>" for n in o["notes"]) + "</ul>")
     f = _failure(record)
     if f and f.get("detail") and f["detail"].strip() != f["message"].strip():
-        out.append(f"<details><summary>Full message</summary><pre>{_e(_cap(f['detail']))}</pre></details>")
+        out.append(_long_text("Full message", f["detail"], record, anchor, page))
     if f and f.get("traceback"):
-        out.append(f"<details><summary>torch traceback</summary><pre>{_e(_cap(f['traceback']))}</pre></details>")
+        out.append(_long_text("torch traceback", f["traceback"], record, anchor, page))
     timings = o.get("timings") or {}
     if timings:
         cells = " · ".join(f"{_e(k)} {float(v):.3f}s" for k, v in stage_sorted(timings.items()))
@@ -240,20 +186,20 @@ def _failure_index(records: list[dict[str, Any]], anchors: list[str]) -> str:
     return "\n".join(out)
 
 
-def _details(records: list[dict[str, Any]], anchors: list[str]) -> str:
+def _details(records: list[dict[str, Any]], anchors: list[str], page: _Page) -> str:
     bad = [(r, a) for r, a in zip(records, anchors) if r["verdict"] in PROBLEMS]
     xfail = [(r, a) for r, a in zip(records, anchors) if r["verdict"] == "xfailed"]
     out = [f'<h2 id="details">Failure details ({len(bad)})</h2>'] if bad else []
     for r, a in bad:
         out.append(f'<article class="fail v-border-{_e(r["verdict"])}" id="{a}"><h3>{_title(r)}</h3>'
-                   f'<p class="headline">{_e(_headline(r))}</p>{_record_body(r)}'
+                   f'<p class="headline">{_e(_headline(r))}</p>{_record_body(r, a, page)}'
                    f'<p class="test muted">test <code>{_e(r["test"])}</code></p></article>')
     if xfail:
         out.append(f'<details class="xfails" id="xfailed"><summary><h2 style="display:inline">Expected failures '
                    f"({len(xfail)})</h2></summary>")
         for r, a in xfail:
             out.append(f'<article class="fail v-border-xfailed" id="{a}"><h3>{_title(r)}</h3>'
-                       f'<p class="headline">{_e(_headline(r))}</p>{_record_body(r)}</article>')
+                       f'<p class="headline">{_e(_headline(r))}</p>{_record_body(r, a, page)}</article>')
         out.append("</details>")
     return "\n".join(out)
 
@@ -287,22 +233,25 @@ def _matrix(records: list[dict[str, Any]], anchors: list[str]) -> str:
             more = f"<small>×{n}</small>" if n > 1 else ""
             tip = _e(f["message"][:300]) if f else ""
             tds.append(f'<td class="cell v-{_e(r["verdict"])}"><a href="#{a}" title="{tip}">'
-                       f"{_e(label)}{sub}{more}</a></td>")
+                       f"{_e(label)}{sub}{more}{findings_badge(r)}</a></td>")
         rows.append(f'<tr><th class="case"><code>{_e(case)}</code></th>{"".join(tds)}</tr>')
     return (f'<h2 id="matrix">Cases × modes</h2><table class="matrix"><thead><tr><th>case</th>{head}</tr></thead>'
             f'<tbody>{"".join(rows)}</tbody></table>')
 
 
-def _all_records(records: list[dict[str, Any]], anchors: list[str]) -> str:
+def _all_records(records: list[dict[str, Any]], anchors: list[str], page: _Page) -> str:
     out = [f'<h2 id="records">All results ({len(records)})</h2>']
     for r, a in zip(records, anchors):
-        if r["verdict"] in PROBLEMS or r["verdict"] == "xfailed":
-            continue  # shown in full above; the matrix links there
         o = r.get("outcome") or {}
         nodes = (o.get("graph") or {}).get("node_count")
         extra = f" · {nodes} nodes" if nodes else ""
-        out.append(f'<details class="rec" id="{a}"><summary>{_title(r)} <span class="muted">'
-                   f'{float(r.get("duration", 0)):.2f}s{extra}</span></summary>{_record_body(r)}</details>')
+        when = f'<span class="muted">{float(r.get("duration", 0)):.2f}s{extra}</span>'
+        if r["verdict"] in PROBLEMS or r["verdict"] == "xfailed":
+            # Its details are above; one line here, so this list has every result.
+            out.append(f'<div class="rec">{_title(r)} {when} <a href="#{a}">details</a></div>')
+            continue
+        out.append(f'<details class="rec" id="{a}"><summary>{_title(r)} {when}</summary>'
+                   f"{_record_body(r, a, page)}</details>")
     return "\n".join(out)
 
 
@@ -312,11 +261,14 @@ def render_html(report: dict[str, Any]) -> str:
     anchors = _anchors(records)
     summary = report.get("summary") or {}
     title = f"pytest-export: {summary.get('verdicts', {}).get('passed', 0)}/{summary.get('total', 0)} passed"
+    docs = (report.get("environment") or {}).get("exportdb_docs")
+    page = _Page(docs=docs if isinstance(docs, str) else None)
     body = [
-        _header(report), _cards(summary), _gate(report.get("gate")), _failure_index(records, anchors),
-        _matrix(records, anchors), runtimes_html(report.get("runtimes") or runtime_tables(records)),
-        categories_section(report), _details(records, anchors), charts_section(report),
-        _all_records(records, anchors),
+        _header(report), _cards(summary, len(finding_rows(records))), _gate(report.get("gate")),
+        _failure_index(records, anchors), _matrix(records, anchors), findings_html(records, anchors),
+        runtimes_html(report.get("runtimes") or runtime_tables(records)),
+        categories_section(report), _details(records, anchors, page), charts_section(report),
+        _all_records(records, anchors, page),
     ]
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'

@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pytest_export.report import EXPORTABLE, PROBLEMS
+from pytest_export.report_findings import findings_markdown
 from pytest_export.report_runtimes import runtime_tables, runtimes_markdown
-from pytest_export.report_style import MODE_ORDER, VERDICT_MARK
+from pytest_export.report_style import EXPORTABLE, MODE_ORDER, PROBLEMS, VERDICT_MARK
 from pytest_export.sanitize import shown_text
 from pytest_export.story import explanation_markdown
 
@@ -160,7 +160,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     if records:
         lines += _matrix(records)
         lines += runtimes_markdown(report.get("runtimes") or runtime_tables(records))
-    lines += _failures(records) + _categories(report)
+    lines += _failures(records) + findings_markdown(records, _code, _text, MAX_FAILURES) + _categories(report)
     text = "\n".join(lines) + "\n"
     if len(text.encode()) > MAX_BYTES:
         text = text.encode()[:MAX_BYTES].decode(errors="ignore").rsplit("\n", 1)[0]

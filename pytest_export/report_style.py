@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["CSS", "MODE_ORDER", "VERDICT_LABEL", "VERDICT_MARK"]
+__all__ = ["CSS", "EXPORTABLE", "MODE_ORDER", "PROBLEMS", "VERDICT_LABEL", "VERDICT_MARK"]
+
+#: Verdicts meaning "the model exported and behaved": xpassed exported too, its test fails only
+#: because an expectation is stale.
+EXPORTABLE = ("passed", "xpassed")
+#: Verdicts shown as failures (xfailed is expected and listed separately).
+PROBLEMS = ("failed", "error", "timeout", "crashed", "xpassed")
 
 #: Columns of the matrix in this order; other modes follow alphabetically.
 MODE_ORDER = ("strict", "non_strict", "training")
@@ -116,4 +122,11 @@ table.index{width:100%}
 table.index td.hl{font-family:ui-monospace,SFMono-Regular,"DejaVu Sans Mono",monospace;font-size:12.5px}
 table.index td:first-child{width:1%;white-space:nowrap}
 h2 small{font-weight:normal}
+svg.chart.cats rect.bad{fill:#cf222e}
+svg.chart.cats rect.expected{fill:#d4a72c}
+small.fd{display:block;font-weight:600;font-size:11px;color:#9a6700}
+.card.v-finding{border-top:4px solid #d4a72c}
+div.rec{background:#fff;border:1px solid #d0d7de;border-radius:6px;padding:6px 12px;margin:4px 0}
+table.index td:nth-child(2){min-width:300px}
+table.findings td:nth-child(2),table.findings td:nth-child(3),table.findings td:nth-child(4){white-space:nowrap}
 """

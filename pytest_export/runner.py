@@ -20,12 +20,13 @@ from pytest_export.marker import Expectation, ExportSpec
 from pytest_export.options import RunOptions
 from pytest_export.records import item_case_id
 from pytest_export.sanitize import clean_text, clean_tree, shown_text
+from pytest_export.settle import junit_properties
 from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
     "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "MODE_PARAM", "add_record",
     "case_from_result", "clean_outcome", "column_options", "engine_options", "error_outcome", "judge", "make_record",
-    "pytest_timeout_share", "run_engine", "run_exportable", "settle_verdict", "wants_traceback", "warn_findings",
+    "pytest_timeout_share", "run_engine", "run_exportable", "wants_traceback", "warn_findings",
 ]
 
 #: The parametrize argname that carries the mode (a test may take it as an argument).
@@ -161,7 +162,8 @@ def error_outcome(case_id: str, mode: str, exc_type: str, message: str, *, categ
     return Outcome(case_id=case_id, mode=mode, status="error", failure=failure)
 
 
-def judge(outcome: Outcome, expect: Expectation | None, show_traceback: bool) -> tuple[str, BaseException | None]:
+def judge(outcome: Outcome, expect: Expectation | None, show_traceback: bool,
+          docs: str | None = None) -> tuple[str, BaseException | None]:
     """Return the verdict for an outcome and the exception the test must raise (None if it passes)."""
     status = outcome.status
     if status == "passed":
@@ -175,10 +177,11 @@ def judge(outcome: Outcome, expect: Expectation | None, show_traceback: bool) ->
         got = outcome.failure.category if outcome.failure else None
         if expect.category is None or expect.category == got:
             return "xfailed", pytest.xfail.Exception(f"{outcome.mode}: {expect.reason}")
-        return "failed", ExportCheckFailed(explain.drift_text(outcome, expect.category, show_traceback=show_traceback))
+        return "failed", ExportCheckFailed(explain.drift_text(outcome, expect.category, show_traceback=show_traceback,
+                                                              docs=docs))
     verdict = status if status in ("failed", "error", "timeout", "crashed") else "error"
     headline = f"{outcome.mode} {status}: {outcome.failure.headline()}" if outcome.failure else ""
-    return verdict, ExportCheckFailed(explain.failure_text(outcome, show_traceback=show_traceback), headline)
+    return verdict, ExportCheckFailed(explain.failure_text(outcome, show_traceback=show_traceback, docs=docs), headline)
 
 
 def make_record(nodeid: str, case: str, mode: str, verdict: str, expect: Expectation | None,
@@ -209,14 +212,7 @@ def clean_outcome(outcome: Outcome) -> Outcome:
 def add_record(item: pytest.Item, record: dict[str, Any]) -> None:
     """Keep a record for the item's report and set the junit properties from it."""
     item.stash.setdefault(ITEM_RECORDS, []).append(record)
-    failure = (record["outcome"] or {}).get("failure") or {}
-    for name, value in (
-        ("export_mode", record["mode"]),
-        ("export_status", record["verdict"]),
-        ("export_stage", failure.get("stage", "")),
-        ("export_category", failure.get("category", "")),
-    ):
-        item.user_properties.append((name, value))
+    item.user_properties.extend(junit_properties(record))
 
 
 def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, options: RunOptions) -> None:
@@ -243,7 +239,8 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
     item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
     outcome = clean_outcome(outcome)
     warn_findings(item, outcome)
-    verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config))
+    verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config),
+                         docs=explain.exportdb_docs(item.config.rootpath))
     add_record(item, make_record(item.nodeid, case_id, mode, verdict, expect,
                                  time.perf_counter() - start, outcome))
     if exc is not None:
@@ -274,39 +271,6 @@ def warn_findings(item: pytest.Item, outcome: Outcome) -> None:
                     "fix the model or the dynamic_shapes, or ignore ExportFindingWarning",
                 )
             return
-
-
-def settle_verdict(record: dict[str, Any], report: pytest.TestReport, excinfo: Any) -> None:
-    """Make a marker test's record say what pytest reported for it (after xfail handling).
-
-    pytest's own ``xfail`` marker turns a failing export into XFAIL and a passing one into
-    XPASS; another plugin or a warnings filter can fail a test whose export passed. The
-    record, and so the matrix, the reports and the gate, follow pytest.
-    """
-    verdict = record["verdict"]
-    xfail = getattr(report, "wasxfail", None)
-    if report.skipped:
-        settled = "xfailed" if xfail is not None else "skipped"
-    elif report.passed:
-        settled = "xpassed" if xfail is not None else "passed"
-    elif str(report.longrepr).startswith("[XPASS(strict)]"):
-        settled, xfail = "xpassed", str(report.longrepr)[len("[XPASS(strict)]"):].strip()
-    else:
-        settled = verdict if verdict in ("failed", "error", "timeout", "crashed", "xpassed") else "failed"
-    if settled == verdict:
-        return
-    record["verdict"] = settled
-    if xfail is not None and record.get("expect") is None:
-        record["expect"] = {"reason": clean_text(f"pytest.mark.xfail: {xfail}".rstrip(": ")), "category": None}
-    outcome = record.get("outcome")
-    if settled == "failed" and outcome is not None and not outcome.get("failure"):
-        exc_type = excinfo.typename if excinfo is not None else "Failed"
-        text = str(excinfo.value) if excinfo is not None else str(report.longrepr)
-        first = (text.strip().splitlines() or [exc_type])[0]
-        outcome["failure"] = clean_tree(dataclasses.asdict(Failure(
-            stage="test", category="test", exc_type=exc_type, message=first, detail=text,
-            hint="the export passed, but pytest failed the test (a hook, fixture or warnings filter)",
-        )))
 
 
 #: Share of a pytest-timeout limit given to the export, so it ends first and records its stage.

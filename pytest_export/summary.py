@@ -59,7 +59,8 @@ def summary_lines(records: Iterable[dict[str, Any]], mode_order: Sequence[str] =
         lines.append(f"(+{folded} cases that passed or failed as expected in every mode; -v shows them)")
     legend = [f"{mark} {verdict}" for verdict, mark in MARKS.items()] + [f"{_NOT_RUN} not run"]
     lines.append("legend: " + "  ".join(legend))
-    lines.append("verdicts: " + ", ".join(f"{n} {v}" for v, n in _count(r["verdict"] for r in records)))
+    lines.append("verdicts: " + ", ".join(f"{n} {v}" for v, n in _count(r["verdict"] for r in records))
+                 + _fixture_note(records))
     categories = _count(
         f"{(r['outcome'] or {}).get('failure', {}).get('category', '?')}"
         for r in records
@@ -67,10 +68,24 @@ def summary_lines(records: Iterable[dict[str, Any]], mode_order: Sequence[str] =
     )
     if categories:
         lines.append("failure categories: " + ", ".join(f"{cat} {n}" for cat, n in categories))
+    findings = _count(f.get("kind", "?") for r in records for f in (r["outcome"] or {}).get("findings") or [])
+    if findings:
+        lines.append("findings: " + ", ".join(f"{kind} {n}" for kind, n in findings)
+                     + " (see the warnings summary or the report)")
     slowest = sorted(records, key=lambda r: (-float(r.get("duration") or 0.0), r["test"]))[:_SLOWEST]
     lines.append(f"slowest exports ({len(slowest)}):")
     lines.extend(f"  {float(r['duration']):7.2f}s  {r['test']}" for r in slowest)
     return lines
+
+
+def _fixture_note(records: list[dict[str, Any]]) -> str:
+    # Verdicts count (case, mode) results; pytest counts tests. export_check makes them differ.
+    fixture = [r for r in records if r.get("source") == "fixture"]
+    if not fixture:
+        return ""
+    tests = len({r["test"] for r in fixture})
+    return (f" (one per case and mode: {len(fixture)} from export_check calls in {tests} "
+            f"test{'s' if tests != 1 else ''}, which pytest counts once each)")
 
 
 def _modes(records: list[dict[str, Any]], order: Sequence[str]) -> list[str]:

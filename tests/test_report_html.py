@@ -92,8 +92,8 @@ def test_matrix_has_one_row_per_case_and_a_column_per_mode(page):
     assert header == ["case", "strict", "non_strict", "training"]
     rows = {next(r.iter("th")).text(): [td.text() for td in r.iter("td")] for r in next(matrix.iter("tbody")).iter("tr")}
     assert rows["tests/test_a.py::test_mlp"] == ["passed"] * 3
-    assert rows["tests/test_a.py::test_branch"] == ["FAILEDcapture", "xfailcapture", "—"]
-    assert rows["tests/test_b.py::test_conv[4]"] == ["passed", "ERROReager", "—"]
+    assert rows["tests/test_a.py::test_branch"] == ["FAILEDcapture⚑ 1 finding", "xfailcapture⚑ 1 finding", "—"]
+    assert rows["tests/test_b.py::test_conv[4]"] == ["passed", "ERROReager⚑ 1 finding", "—"]
     # Rows with problems come first; verdicts are written, not only colored.
     assert list(rows)[-1] == "tests/test_a.py::test_mlp"
 
@@ -138,10 +138,21 @@ def test_failures_are_listed_before_the_matrix(page):
     ]
 
 
+def _category_bars(root: Node) -> dict[str, list[str]]:
+    svg = next(root.iter("svg"))
+    return {next(g.iter("text")).text(): [r.attrs["class"] for r in g.iter("rect")] for g in svg.iter("g")}
+
+
 def test_category_chart_is_inline_svg(page):
-    svg = next(page.iter("svg"))
-    assert "data-dependent" in svg.text()
-    assert len(list(svg.iter("rect"))) == 2
+    # data-dependent: one unexpected failure (red) and one expected (amber); input: one error.
+    assert _category_bars(page) == {"data-dependent": ["bad", "expected"], "input": ["bad"]}
+
+
+def test_expected_failures_alone_are_not_alarm_red():
+    records = [make_record("tests/t.py::test_a", "strict", "xfailed"), make_record("tests/t.py::test_b", "strict")]
+    root = parse(render_html(build_report(records)))
+    assert _category_bars(root) == {"data-dependent": ["expected"]}
+    assert "1 expected" in next(root.iter("svg")).text()
 
 
 def _after(node: Node, tag: str) -> Node:
@@ -224,3 +235,64 @@ def test_control_characters_and_lone_surrogates_never_reach_the_page():
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", html)
     assert "open caf\\udce9.bin: red \\x00\\x07 done" in parse(html).text()
     assert "frame bold\n\\x08back" in html
+
+
+def test_all_results_lists_every_record_and_failures_link_to_their_details(page):
+    ids = by_id(page)
+    heading = ids["records"]
+    assert heading.text() == "All results (7)"
+    rows = [n for n in heading.parent.children
+            if isinstance(n, Node) and "rec" in n.classes()]
+    assert len(rows) == 7
+    short = [r for r in rows if r.tag == "div"]
+    assert sorted(next(r.iter("a")).attrs["href"][1:] for r in short) == sorted([
+        record_anchor("tests/test_a.py::test_branch", "strict"),
+        record_anchor("tests/test_a.py::test_branch", "non_strict"),  # the expected failure too
+        record_anchor("tests/test_b.py::test_conv[4]", "non_strict"),
+    ])
+
+
+def test_findings_have_a_section_with_their_case_and_a_card():
+    records = sample_records()
+    records[1]["outcome"]["findings"] = [
+        {"kind": "size01_accepted", "severity": "warning", "message": "size 1 accepted for batch", "input": "args[0]"}]
+    root = parse(render_html(build_report(records)))
+    section = by_id(root)["findings"]
+    assert section.text() == "Findings (4)"
+    table = _after(section, "table")
+    rows = [[td.text() for td in tr.iter("td")] for tr in table.iter("tr")][1:]
+    assert ["tests/test_a.py::test_mlp [non_strict]", "warning", "size01_accepted", "args[0]",
+            "size 1 accepted for batch"] in rows
+    link = next(a for a in table.iter("a") if "test_mlp" in a.text())
+    assert link.attrs["href"] == "#" + record_anchor("tests/test_a.py::test_mlp", "non_strict")
+    card = next(a for a in root.iter("a") if "card" in a.classes() and "findings" in a.text())
+    assert card.attrs["href"] == "#findings" and "4" in card.text()
+
+
+def test_a_long_message_repeated_across_records_is_shown_once():
+    long = "Constraints violated (batch)! " + "x" * 800
+    records = [make_record(f"tests/t.py::test_{i}", "strict", "failed", message=long) for i in range(5)]
+    root = parse(render_html(build_report(records)))
+    full = [d for d in root.iter("details") if next(d.iter("summary")).text() == "Full message"]
+    assert len(full) == 1
+    same = [p for p in root.iter("p") if p.text().startswith("Full message: same as")]
+    assert len(same) == 4
+    assert all(next(p.iter("a")).attrs["href"] == "#" + record_anchor("tests/t.py::test_0", "strict") for p in same)
+
+
+def test_no_op_histogram_section_without_exported_graphs():
+    record = make_record("tests/t.py::test_a", "strict", "error", stage="eager", category="eager")
+    record["outcome"]["graph"] = None
+    root = parse(render_html(build_report([record])))
+    assert "ops" not in by_id(root)
+    assert "Op histogram" not in root.text()
+
+
+def test_exportdb_case_links_to_its_docs_page_when_the_docs_are_built(tmp_path):
+    record = make_record("tests/t.py::test_a", "strict", "failed")
+    record["outcome"]["failure"]["exportdb_case"] = "reshape_specializes_dim"
+    plain = parse(render_html(build_report([record])))
+    assert not any("reshape_specializes_dim" in a.attrs.get("href", "") for a in plain.iter("a"))
+    root = parse(render_html(build_report([record], environment={"exportdb_docs": str(tmp_path)})))
+    link = next(a for a in root.iter("a") if a.text() == "reshape_specializes_dim")
+    assert link.attrs["href"] == f"{tmp_path.as_uri()}/constraints.html#reshape_specializes_dim"

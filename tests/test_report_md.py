@@ -120,3 +120,11 @@ def test_no_message_escapes_its_code_span_or_carries_controls(message):
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", md)
     for line in md.splitlines():
         assert not re.search(r"(?<!\\)<", _outside_code_spans(line)), line
+
+
+def test_findings_are_listed_with_their_case():
+    records = sample_records()
+    md = render_markdown(build_report(records))
+    assert "### Findings (3)" in md
+    assert ("- `tests/test_a.py::test_branch` [strict] **specialized** args\\[0\\]: batch specialized to 4"
+            in md.splitlines())

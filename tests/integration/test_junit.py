@@ -33,3 +33,34 @@ def test_junit_properties(project, canned):
         "test_canned_fails[non_strict]": {"export_mode": "non_strict", "export_status": "xfailed",
                                           "export_stage": "capture", "export_category": "torch.dynamic-shape"},
     }
+
+
+def test_junit_properties_follow_pytests_xfail_and_warnings_as_errors(project):
+    project.makepyfile(test_m="""
+        import pytest
+        import torch
+        from torch.export import Dim
+        from models import DataDependent, lin_case
+
+        @pytest.mark.exportable(modes=["non_strict"], dynamic_shapes={"x": {0: Dim.AUTO}})
+        def test_finding():
+            return lin_case()
+
+        @pytest.mark.xfail(reason="branchy")
+        @pytest.mark.exportable(modes=["non_strict"])
+        def test_xfail_fails():
+            return DataDependent(), (torch.ones(3),)
+    """)
+    project.runpytest("-p", "no:cacheprovider", "--junitxml=out.xml",
+                      "-W", "error::pytest_export.runner.ExportFindingWarning").assert_outcomes(failed=1, xfailed=1)
+    root = ET.parse(project.path / "out.xml").getroot()
+    props = {
+        case.get("name"): [(p.get("name"), p.get("value")) for p in case.iter("property")]
+        for case in root.iter("testcase")
+    }
+    assert props == {
+        "test_finding[non_strict]": [("export_mode", "non_strict"), ("export_status", "failed"),
+                                     ("export_stage", "guards"), ("export_category", "guards")],
+        "test_xfail_fails[non_strict]": [("export_mode", "non_strict"), ("export_status", "xfailed"),
+                                         ("export_stage", "capture"), ("export_category", "data-dependent")],
+    }

@@ -108,3 +108,32 @@ def test_unknown_export_mode_is_a_usage_error(project, where):
         result = project.runpytest("--export-modes=strict,eager")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--export-modes: unknown mode 'eager'; known: strict, non_strict, training*"])
+
+
+def test_help_lists_mode_and_check_names_and_the_default_example_count(project):
+    result = project.runpytest("--help")
+    text = " ".join(result.stdout.str().split())
+    assert "comma-separated export modes to run, of strict, non_strict, training and any a plugin adds" in text
+    assert ("comma-separated checks to run, of numerics, decompose, serialize, accept, reject, state, dtype "
+            "(default: all; ini export_checks)") in text
+    assert "hypothesis-drawn input shapes per case and mode (default: 10; ini export_examples)" in text
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ("mode=['strict']", "unknown argument 'mode' (did you mean 'modes'?); expected one of dynamic_shapes, modes,*"),
+    ("dynamic_shape={}", "unknown argument 'dynamic_shape' (did you mean 'dynamic_shapes'?)*"),
+    ("modes=['non-strict']", "modes: unknown mode 'non-strict' (did you mean 'non_strict'?); known: strict,*"),
+    ("checks=['numeric']", "checks: unknown check 'numeric' (did you mean 'numerics'?); known:*"),
+    ("flavour=1", "unknown argument 'flavour'; expected one of*"),  # nothing close: no guess
+])
+def test_a_misspelt_marker_argument_suggests_the_close_one(project, kwargs, message):
+    project.makepyfile(test_m=f"""
+        import pytest
+
+        @pytest.mark.exportable({kwargs})
+        def test_typo():
+            pass
+    """)
+    result = project.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([f"test_m.py::test_typo: @pytest.mark.exportable: {message}"])

@@ -107,3 +107,48 @@ def test_torch_logging_stays_out_of_a_failure_unless_asked_for(project):
     result.assert_outcomes(failed=1)
     assert result.stdout.str().count("Error while creating guard") >= 1
     result.stdout.fnmatch_lines(["*Captured log call*", "*a torch record that reaches the root logger*"])
+
+
+def test_failure_links_its_exportdb_case_once_the_docs_are_built(project):
+    from exportdb.docs import render
+    from exportdb.registry import get
+
+    project.makepyfile(test_m="""
+        import pytest
+        import torch
+        from models import DataDependent
+
+        @pytest.mark.exportable(modes=["non_strict"])
+        def test_branchy():
+            return DataDependent(), (torch.ones(3),)
+    """)
+    result = project.runpytest("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["  see ExportDB case: if_on_tensor_value"])  # no docs: no link
+    render(project.path / "build" / "exportdb")
+    page = f"{(project.path / 'build' / 'exportdb').resolve().as_uri()}/{get('if_on_tensor_value').category}.html"
+    result = project.runpytest("-p", "no:cacheprovider", "--export-report=r.html")
+    result.stdout.fnmatch_lines([f"  see ExportDB case: if_on_tensor_value ({page}#if_on_tensor_value)"])
+    assert f'href="{page}#if_on_tensor_value"' in (project.path / "r.html").read_text()
+
+
+def test_a_finding_warning_points_at_the_users_test_not_the_plugin(project):
+    project.makepyfile(test_m="""
+        import pytest
+        from torch.export import Dim
+        from models import lin_case
+
+
+        @pytest.mark.exportable(modes=["non_strict"], dynamic_shapes={"x": {0: Dim.AUTO}})
+        def test_auto():
+            return lin_case()
+    """)
+    result = project.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines([
+        "*= warnings summary =*",
+        "test_m.py::test_auto[[]non_strict[]]",
+        # pytest places a test at its first decorator line.
+        "  test_m.py:6: ExportFindingWarning: non_strict: size01_accepted (args[[]0[]]): ep.module() accepted size *",
+    ])
+    warnings_section = result.stdout.str().split("warnings summary")[1]
+    assert "pytest_export" not in warnings_section.split("-- Docs")[0]

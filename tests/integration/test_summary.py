@@ -80,3 +80,32 @@ def test_no_summary_without_exportable_tests(pytester):
     pytester.makepyfile("def test_plain():\n    pass\n")
     result = pytester.runpytest()
     assert "export matrix" not in result.stdout.str()
+
+
+def test_fixture_results_explain_why_verdicts_outnumber_tests_and_findings_are_counted(project):
+    project.makepyfile(test_m="""
+        import pytest
+        from torch.export import Dim
+        from models import lin_case
+
+        @pytest.mark.exportable(modes=["non_strict"], checks=["numerics"])
+        def test_marked():
+            return lin_case()
+
+        def test_three_exports(export_check):
+            model, args = lin_case()
+            for mode in ("strict", "non_strict", "training"):
+                assert export_check(model, args, mode=mode, checks=["numerics"]).passed
+
+        # torch lets sizes 0/1 through for Dim.AUTO: a size01_accepted finding.
+        @pytest.mark.exportable(modes=["non_strict"], dynamic_shapes={"x": {0: Dim.AUTO}})
+        def test_auto():
+            return lin_case()
+    """)
+    result = project.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, warnings=1)
+    result.stdout.fnmatch_lines([
+        "verdicts: 5 passed (one per case and mode: 3 from export_check calls in 1 test, "
+        "which pytest counts once each)",
+        "findings: size01_accepted 1 (see the warnings summary or the report)",
+    ])
