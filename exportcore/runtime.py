@@ -9,6 +9,7 @@ from exportcore.execute import clone_tree
 from exportcore.guards import exported_input_shapes, is_guard_error
 from exportcore.outcome import Failure
 from exportcore.programs import compare_runs, prepare, run_side
+from exportcore.shapes.shapes_spec import is_shapes_spec
 
 if TYPE_CHECKING:
     from exportcore.check import Run
@@ -60,7 +61,7 @@ def _explore_valid(run: Run) -> None:
             try:
                 actual = run_side(run, program, args, kwargs, backward=label != "decomposed")
             except Exception as exc:
-                if is_guard_error(exc):
+                if is_guard_error(exc, runtime_asserts=is_shapes_spec(run.dynamic_shapes)):
                     if "accept" not in run.checks:
                         return Probe("discard", "guard rejected (accept check off)")
                     first = str(exc).strip().splitlines()[0]
@@ -118,7 +119,7 @@ def _reject(run: Run) -> None:
             try:
                 _call_quiet(exported, args, kwargs)
             except Exception as exc:
-                if is_guard_error(exc):
+                if is_guard_error(exc, runtime_asserts=is_shapes_spec(run.dynamic_shapes)):
                     run.outcome.examples.rejected += 1
                 else:
                     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
