@@ -30,7 +30,8 @@ def parse(dynamic_shapes: Any, args: tuple, kwargs: dict | None, model: Any) -> 
     kwargs = kwargs or {}
     entries = _bind(args, kwargs, model)
     if is_shapes_spec(dynamic_shapes):
-        dynamic_shapes = to_dict_spec(dynamic_shapes, model)
+        named = to_dict_spec(dynamic_shapes, model)  # anything it does not name is static
+        dynamic_shapes = {name: named.get(name) for name, _, _ in entries}
     if isinstance(dynamic_shapes, collection_types(tds)):
         fn = model if model is not None else _stand_in(args, kwargs)
         try:

@@ -18,7 +18,7 @@ import sympy
 
 from exportcore.shapes.solve import coefficients, symbol
 
-__all__ = ["SpecAxis", "is_shapes_spec", "to_dict_spec", "unavailable_message"]
+__all__ = ["SpecAxis", "is_shapes_spec", "to_dict_spec", "unavailable_hint"]
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,18 @@ def is_shapes_spec(value: Any) -> bool:
                for c in type(value).__mro__)
 
 
-def unavailable_message(torch_version: str) -> str:
-    """Return the error for a ShapesSpec-style spec on a torch that cannot export it."""
-    return (f"dynamic_shapes: ShapesSpec/ParamsSpec needs torch >= 2.14 (torch.fx.experimental.dynamic_spec); "
-            f"the installed torch {torch_version} does not have it: use Dim-style dynamic_shapes")
+def unavailable_hint(message: str) -> str:
+    """Return what to tell a user whose test failed importing ShapesSpec ("" for other errors)."""
+    if "torch.fx.experimental.dynamic_spec" not in message:
+        return ""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("torch")
+    except PackageNotFoundError:
+        installed = "unknown"
+    return (f"ShapesSpec/ParamsSpec (torch.fx.experimental.dynamic_spec) need torch >= 2.14; the installed "
+            f"torch is {installed}: use Dim-style dynamic_shapes (Dim, Dim.AUTO, dicts/tuples) on this torch")
 
 
 def to_dict_spec(spec: Any, model: Any) -> dict[str, Any]:
@@ -134,6 +142,14 @@ class _Reader:
         from torch.fx.experimental.dynamic_spec import _get_spec_shape_env
 
         vr = _get_spec_shape_env().var_to_range.get(sym)
-        lo = int(vr.lower) if vr is not None and vr.lower.is_finite else 0
-        hi = int(vr.upper) if vr is not None and vr.upper.is_finite else None
-        return max(lo, 0), hi
+        lo = _finite(vr.lower) if vr is not None else None
+        hi = _finite(vr.upper) if vr is not None else None
+        return max(lo or 0, 0), hi
+
+
+def _finite(bound: Any) -> int | None:
+    # torch spells an open end int_oo / -int_oo, which int() refuses
+    try:
+        return int(bound)
+    except (TypeError, ValueError, OverflowError, AttributeError):
+        return None
