@@ -14,21 +14,30 @@ __all__ = [
     "named_ranges",
 ]
 
-# torch 2.14 raises guard failures in two forms: the generated guards function
-# asserts ("Guard failed: x.size()[0] <= 64") and the input pre-hook raises
-# RuntimeError("Expected input at *args[0].shape[0] to be equal to 4, but got 5").
+# Guard failures come in two forms on every supported torch (2.6 onward): the input
+# pre-hook raises RuntimeError("Expected input at *args[0].shape[0] to be equal to 4, but
+# got 5") -- the only form before torch 2.9 -- and from 2.9 the generated guards function
+# asserts first ("Guard failed: x.size()[0] <= 64").
 _GUARD_MESSAGES = (
     re.compile(r"Guard failed"),
     re.compile(r"Expected input at "),
     re.compile(r"Trying to flatten user inputs with exported input tree spec"),
 )
+# A ShapesSpec (torch >= 2.14) declares unbacked dims: the program enforces the declared
+# ranges and relations with runtime assertions in the graph, not with guards.
+_RUNTIME_ASSERT = re.compile(r"Runtime assertion failed for expression")
 
 
-def is_guard_error(exc: BaseException) -> bool:
-    """Return True if ``exc`` is the exported module refusing its inputs (not a crash inside it)."""
+def is_guard_error(exc: BaseException, *, runtime_asserts: bool = False) -> bool:
+    """Return True if ``exc`` is the exported module refusing its inputs (not a crash inside it).
+
+    ``runtime_asserts``: the spec was a ShapesSpec, whose in-graph assertions are its guards.
+    """
     if not isinstance(exc, (AssertionError, RuntimeError, ValueError)):
         return False
     text = str(exc)
+    if runtime_asserts and _RUNTIME_ASSERT.search(text):
+        return True
     return any(p.search(text) for p in _GUARD_MESSAGES)
 
 

@@ -10,6 +10,7 @@ from exportcore.guards import exported_input_shapes, is_guard_error
 from exportcore.links import nearest_case
 from exportcore.outcome import Failure
 from exportcore.programs import compare_runs, prepare, run_side
+from exportcore.shapes.shapes_spec import is_shapes_spec
 
 if TYPE_CHECKING:
     from exportcore.check import Run
@@ -66,7 +67,7 @@ def _explore_valid(run: Run) -> None:
             try:
                 actual = run_side(run, program, args, kwargs, backward=label != "decomposed")
             except Exception as exc:
-                if is_guard_error(exc):
+                if is_guard_error(exc, runtime_asserts=is_shapes_spec(run.dynamic_shapes)):
                     if "accept" not in run.checks:
                         return Probe("discard", "guard rejected (accept check off)")
                     first = str(exc).strip().splitlines()[0]
@@ -142,7 +143,7 @@ def _reject(run: Run) -> None:
             try:
                 _call_quiet(exported, args, kwargs)
             except Exception as exc:
-                if is_guard_error(exc):
+                if is_guard_error(exc, runtime_asserts=is_shapes_spec(run.dynamic_shapes)):
                     run.outcome.examples.rejected += 1
                 else:
                     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -6,7 +6,7 @@ from typing import Any, Generator
 
 import pytest
 
-from exportdb.registry import ExportCase, Fails
+from exportdb.registry import ExportCase, Fails, installed_torch
 
 
 def _db_case(item: pytest.Item) -> ExportCase | None:
@@ -55,10 +55,14 @@ def drift_message(case: Any, mode: str, failure: dict[str, Any] | None) -> tuple
     """Return (headline, detail) for an ExportDB case whose ``mode`` no longer behaves as recorded."""
     expected = case.expect[mode]
     where = case.location()
+    version = installed_torch()
+    on = f" on torch {version[0]}.{version[1]}" if version else ""
+    since = case.since(mode) if hasattr(case, "since") else ""
+    recorded = f"'{expected}'" + (f" for {since}" if since else "")
     if failure is None:
-        now = "now passes" if isinstance(expected, Fails) else "now fails"
+        now = ("now passes" if isinstance(expected, Fails) else "now fails") + on
     else:
-        now = f"now fails with {failure.get('category')} at {failure.get('stage')}"
+        now = f"now fails with {failure.get('category')} at {failure.get('stage')}{on}"
     if failure is not None and failure.get("exc_type") == "FindingMissing":
         fix = "remove the missing kinds from findings= (torch no longer reports them), or fix the case"
     elif failure is None and isinstance(expected, Fails):
@@ -69,8 +73,16 @@ def drift_message(case: Any, mode: str, failure: dict[str, Any] | None) -> tuple
         fix = f'set expect["{mode}"] = Fails("{failure.get("category")}", stage="{failure.get("stage")}")'
         if not isinstance(expected, Fails):
             fix += " and name a rewrite, or fix the case"
-    headline = f"drift: exportdb case {case.name} [{mode}] was recorded as '{expected}', {now}"
+    after = ""
+    if version and failure is not None and failure.get("exc_type") != "FindingMissing":
+        after = f'Fails("{failure.get("category")}", stage="{failure.get("stage")}")'
+    elif version and failure is None and isinstance(expected, Fails):
+        after = "PASS"
+    headline = f"drift: exportdb case {case.name} [{mode}] was recorded as {recorded}, {now}"
     detail = f"{headline}\nupdate the expectation in {where}: {fix}"
+    if after:  # a torch upgrade changed it: older torch may still behave as recorded
+        detail += (f'\nif older torch still behaves as recorded, declare the change instead: expect["{mode}"] = '
+                   f'Changed(<as recorded>, at="{version[0]}.{version[1]}", after={after})')
     return headline, detail
 
 

@@ -8,16 +8,18 @@ the catalog) never imports torch.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import inspect
 import re
+import sys
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Union
 
 __all__ = [
-    "CATEGORIES", "MODES", "TAGS", "PASS", "Pass", "Fails", "Expectation", "ExportCase",
-    "case", "all_cases", "get", "by_tag", "by_category", "validate",
+    "CATEGORIES", "MODES", "TAGS", "PASS", "Pass", "Fails", "Changed", "Expectation", "ExportCase",
+    "case", "all_cases", "get", "by_tag", "by_category", "validate", "installed_torch", "parse_version",
 ]
 
 MODES = ("strict", "non_strict", "training")
@@ -101,6 +103,71 @@ class Fails:
 
 Expectation = Union[Pass, Fails]
 
+_VERSION = re.compile(r"^(\d+)\.(\d+)")
+
+
+def parse_version(text: str) -> tuple[int, int]:
+    """Return (major, minor) of a torch version such as "2.12" or "2.15.0+cu132"; ValueError otherwise."""
+    m = _VERSION.match(str(text))
+    if not m:
+        raise ValueError(f"not a torch version: {text!r} (expected e.g. '2.12')")
+    return int(m.group(1)), int(m.group(2))
+
+
+@dataclass(frozen=True)
+class Changed:
+    """The mode's outcome changed at torch ``at``: ``before`` on older torch, ``after`` from ``at`` on.
+
+    Chain a later change by making ``after`` another Changed:
+    ``Changed(Fails("data-dependent"), at="2.10", after=PASS)``.
+    """
+
+    before: Expectation
+    at: str
+    after: Union[Expectation, "Changed"]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.before, (Pass, Fails)):
+            raise TypeError(f"Changed.before must be PASS or Fails(...), got {self.before!r}")
+        if not isinstance(self.after, (Pass, Fails, Changed)):
+            raise TypeError(f"Changed.after must be PASS, Fails(...) or Changed(...), got {self.after!r}")
+        at = parse_version(self.at)
+        if isinstance(self.after, Changed) and parse_version(self.after.at) <= at:
+            raise ValueError(f"Changed: versions must increase, got {self.at} then {self.after.at}")
+
+    def resolve(self, version: tuple[int, int] | None) -> Expectation:
+        """Return the expectation for torch ``version`` (None: unknown, the newest one applies)."""
+        if version is not None and version < parse_version(self.at):
+            return self.before
+        return self.after.resolve(version) if isinstance(self.after, Changed) else self.after
+
+    def since(self, version: tuple[int, int] | None) -> str:
+        """Return the version range in which ``resolve(version)`` holds, e.g. "torch >= 2.12"."""
+        if version is not None and version < parse_version(self.at):
+            return f"torch < {self.at}"
+        if isinstance(self.after, Changed):
+            inner = self.after.since(version)
+            return f"{self.at} <= torch < {self.after.at}" if inner.startswith("torch <") else inner
+        return f"torch >= {self.at}"
+
+    def __str__(self) -> str:
+        return f"{self.before} before torch {self.at}, then {self.after}"
+
+
+def installed_torch() -> tuple[int, int] | None:
+    """Return the installed torch's (major, minor) without importing it; None when torch is absent."""
+    loaded = sys.modules.get("torch")
+    version = getattr(loaded, "__version__", None)
+    if version is None:
+        try:
+            version = importlib.metadata.version("torch")
+        except importlib.metadata.PackageNotFoundError:
+            return None
+    try:
+        return parse_version(str(version))
+    except ValueError:
+        return None
+
 
 @dataclass(frozen=True)
 class ExportCase:
@@ -118,6 +185,19 @@ class ExportCase:
     modes: tuple[str, ...] = MODES
     #: Finding kinds (exportcore Finding.kind) a passing mode must report, e.g. "specialized".
     findings: tuple[str, ...] = ()
+    #: The declarations as written, Changed(...) included; ``expect`` holds them resolved for
+    #: the installed torch. None: the same as ``expect``.
+    declared: Mapping[str, Any] | None = field(default=None, compare=False)
+
+    def history(self, mode: str) -> str:
+        """Return the expectation of ``mode`` across torch versions ("" when it never changed)."""
+        exp = (self.declared or self.expect).get(mode)
+        return str(exp) if isinstance(exp, Changed) else ""
+
+    def since(self, mode: str) -> str:
+        """Return the torch range the current expectation of ``mode`` holds for ("" when always)."""
+        exp = (self.declared or self.expect).get(mode)
+        return exp.since(installed_torch()) if isinstance(exp, Changed) else ""
 
     @property
     def supported(self) -> bool:
@@ -180,13 +260,17 @@ def case(
     name: str,
     tags: tuple[str, ...],
     description: str,
-    expect: Expectation | Mapping[str, Expectation] = PASS,
+    expect: Expectation | Changed | Mapping[str, Expectation | Changed] = PASS,
     rewrite: str | None = None,
     examples: int = 2,
     modes: tuple[str, ...] = MODES,
     findings: tuple[str, ...] = (),
 ) -> Callable[[Callable[[], Any]], Callable[[], Any]]:
-    """Register the decorated builder as an ExportDB case; modes missing from ``expect`` pass."""
+    """Register the decorated builder as an ExportDB case; modes missing from ``expect`` pass.
+
+    A mode whose outcome changed at a torch version declares ``Changed(before, at="2.12", after=...)``;
+    the case is then checked against the expectation for the installed torch.
+    """
 
     def register(build: Callable[[], Any]) -> Callable[[], Any]:
         category = build.__module__.rpartition(".")[2]
@@ -212,7 +296,7 @@ def _make(name: str, category: str, tags: Any, description: Any, expect: Any, re
         raise ValueError(f"{where}: unknown tag(s) {unknown}; known tags: {sorted(TAGS)}")
     if not isinstance(description, str) or len(description.strip()) < 20:
         raise ValueError(f"{where}: description must teach something (>= 20 characters)")
-    if isinstance(expect, (Pass, Fails)):
+    if isinstance(expect, (Pass, Fails, Changed)):
         per_mode = {m: expect for m in MODES}
     elif isinstance(expect, Mapping):
         bad = [m for m in expect if m not in MODES]
@@ -220,14 +304,17 @@ def _make(name: str, category: str, tags: Any, description: Any, expect: Any, re
             raise ValueError(f"{where}: expect names unknown mode(s) {bad}; modes are {MODES}")
         per_mode = {m: expect.get(m, PASS) for m in MODES}
     else:
-        raise TypeError(f"{where}: expect must be PASS, Fails(...) or a {{mode: ...}} dict")
+        raise TypeError(f"{where}: expect must be PASS, Fails(...), Changed(...) or a {{mode: ...}} dict")
     for mode, exp in per_mode.items():
-        if not isinstance(exp, (Pass, Fails)):
-            raise TypeError(f"{where}: expect[{mode!r}] must be PASS or Fails(...), got {exp!r}")
-    skipped = [m for m, e in per_mode.items() if m not in modes and isinstance(e, Fails)]
+        if not isinstance(exp, (Pass, Fails, Changed)):
+            raise TypeError(f"{where}: expect[{mode!r}] must be PASS, Fails(...) or Changed(...), got {exp!r}")
+    declared = per_mode
+    version = installed_torch()
+    per_mode = {m: e.resolve(version) if isinstance(e, Changed) else e for m, e in declared.items()}
+    skipped = [m for m, e in declared.items() if m not in modes and not isinstance(e, Pass)]
     if skipped:
         raise ValueError(f"{where}: expect names mode(s) {skipped} the case does not run in")
-    failing = any(isinstance(per_mode[m], Fails) for m in modes)
+    failing = any(not isinstance(declared[m], Pass) for m in modes)  # in some torch version
     if failing and not rewrite:
         raise ValueError(f"{where}: a case that fails in some mode must name its rewrite case")
     if rewrite is not None and not isinstance(rewrite, str):
@@ -237,7 +324,7 @@ def _make(name: str, category: str, tags: Any, description: Any, expect: Any, re
     if not isinstance(examples, int) or examples < 0:
         raise TypeError(f"{where}: examples must be an int >= 0")
     text = textwrap.dedent(description).strip()
-    return ExportCase(name, category, tags, text, per_mode, build, rewrite, examples, modes, findings)
+    return ExportCase(name, category, tags, text, per_mode, build, rewrite, examples, modes, findings, declared)
 
 
 def _load() -> dict[str, ExportCase]:

@@ -1,10 +1,12 @@
 """Command line: ``python -m pytest_export merge a.json b.json -o report.html [--baseline base.json]``
-and ``python -m pytest_export recover reports/export.json`` (a killed session's report from its journal).
+and ``python -m pytest_export recover reports/export.json`` (a killed session's report from its journal)
+and ``python -m pytest_export diff OLD.json NEW.json [-o diff.html -o diff.md]``.
 
 merge exit status: 0 merged and gate passed; 1 gate regression; 2 unreadable input, bad output
 path or conflicting records (unless --allow-conflicts).
 recover exit status: 0 nothing to recover; 1 a report recovered (its session was killed); 2 an
 unreadable journal or an unwritable report.
+diff exit status: 0 no regression, 1 a regression, 2 unreadable input or bad output path.
 """
 
 from __future__ import annotations
@@ -62,7 +64,24 @@ def _parser() -> argparse.ArgumentParser:
     recover.add_argument("reports", nargs="+", metavar="REPORT", help="report paths (or their .journal files)")
     recover.add_argument("--watch", type=int, metavar="PID", help=argparse.SUPPRESS)
     add_explain_parser(sub)
+    _add_diff(sub)
     return parser
+
+
+def _add_diff(sub: argparse._SubParsersAction) -> None:
+    diff = sub.add_parser(
+        "diff",
+        help="what changed between two JSON reports (e.g. before and after a torch upgrade)",
+        description="List, per (case, mode), what changed between two runs: regressions, fixes, changed "
+        "findings, changed ranges and other changes (failure stage/category, op counts, export time).",
+        epilog="exit status: 0 no regression; 1 something exportable in OLD is not in NEW; 2 unreadable input "
+        "or bad output path",
+    )
+    diff.add_argument("old", metavar="OLD.json", help="the earlier report (e.g. on the current torch)")
+    diff.add_argument("new", metavar="NEW.json", help="the later report (e.g. on the candidate torch)")
+    diff.add_argument("-o", "--output", action="append", default=[], metavar="PATH",
+                      help="also write the diff here; format from the extension (.html, .md, .json); repeatable")
+    diff.add_argument("-v", "--verbose", action="store_true", help="list every entry of every group")
 
 
 def _merge(args: argparse.Namespace) -> int:
@@ -172,6 +191,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _recover(args)
     if args.command == "explain":
         return explain_command(args)
+    if args.command == "diff":
+        from pytest_export.diff_cli import run_diff
+
+        return run_diff(args.old, args.new, args.output, verbose=args.verbose)
     raise AssertionError(args.command)  # argparse rejects unknown commands
 
 

@@ -128,7 +128,8 @@ def _target_options(value: Any) -> dict[str, dict[str, Any]]:
 def _is_shapes_container(value: Any) -> bool:
     if isinstance(value, (dict, tuple, list)):
         return True
-    return type(value).__name__ == "ShapesCollection"
+    # by name: validating a marker never imports torch (ShapesSpec/ParamsSpec: torch >= 2.14)
+    return type(value).__name__ in ("ShapesCollection", "AdditionalInputs", "ShapesSpec", "ParamsSpec")
 
 
 def _is_strategy(value: Any) -> bool:

@@ -11,8 +11,10 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+from exportcore.shapes.shapes_spec import SpecAxis, is_shapes_spec, to_dict_spec
 from exportcore.shapes.solve import solve_root, symbol
 from exportcore.shapes.dims import Axis, Root, Slot
+from exportcore.shapes.torch_dims import collection_types, hint_parts, is_dim, is_hint
 
 __all__ = ["parse", "input_paths"]
 
@@ -27,7 +29,10 @@ def parse(dynamic_shapes: Any, args: tuple, kwargs: dict | None, model: Any) -> 
         raise TypeError(f"kwargs must be a dict or None, got {type(kwargs).__name__}")
     kwargs = kwargs or {}
     entries = _bind(args, kwargs, model)
-    if isinstance(dynamic_shapes, (tds.ShapesCollection, tds.AdditionalInputs)):
+    if is_shapes_spec(dynamic_shapes):
+        named = to_dict_spec(dynamic_shapes, model)  # anything it does not name is static
+        dynamic_shapes = {name: named.get(name) for name, _, _ in entries}
+    if isinstance(dynamic_shapes, collection_types(tds)):
         fn = model if model is not None else _stand_in(args, kwargs)
         try:
             dynamic_shapes = dynamic_shapes.dynamic_shapes(fn, args, kwargs)
@@ -182,7 +187,7 @@ class _Builder:
         if node is not None and node.flatten_with_keys_fn is not None:
             pairs, _ = node.flatten_with_keys_fn(value)
             return self._children([(path + keystr((k,)), v) for k, v in pairs], spec, where)
-        if spec is None or (isinstance(value, int) and isinstance(spec, (int, self.tds._DimHint))):
+        if spec is None or (isinstance(value, int) and (isinstance(spec, (int, torch.SymInt)) or is_hint(spec, self.tds))):
             return  # non-tensor leaves are copied as they are; int inputs are not varied
         raise ValueError(f"{where}: cannot give a shape ({spec!r}) to non-tensor input {path} of type {type(value).__name__}")
 
@@ -237,13 +242,15 @@ class _Builder:
             if d != size:
                 raise ValueError(f"{where}: static size {d} does not match the example's size {size}")
             return Axis(key, where, size)
-        if isinstance(d, tds._DimHint):
-            kind = d.type.name.lower()
+        if is_hint(d, tds):
+            kind, lo, hi = hint_parts(d)
             if kind == "static":
                 return Axis(key, where, size)
-            lo = d.min if d.min is not None else 0  # like Dim: no declared lower bound
-            self._root(Root(key, kind, lo, d.max, size), where)
+            lo = lo if lo is not None else 0  # like Dim: no declared lower bound
+            self._root(Root(key, kind, lo, hi, size), where)
             return Axis(key, where, size, key, symbol(key), f"Dim.{kind.upper()}")
+        if isinstance(d, SpecAxis):
+            return self._spec_axis(d, size, key, where)
         if isinstance(d, tds._StaticDim):
             return self.axis(int(d.value), size, key, where)
         if isinstance(d, tds._DerivedDim):
@@ -255,13 +262,22 @@ class _Builder:
                 raise ValueError(f"{where}: example size {size} is not of the form {d.__name__} for an integer {base.__name__}")
             self._example(base.__name__, example)
             return Axis(key, where, size, base.__name__, expr, d.__name__)
-        if isinstance(d, tds.Dim):
+        if is_dim(d, tds):
             self._root(_named(d), where)
             self._example(d.__name__, size)
             return Axis(key, where, size, d.__name__, symbol(d.__name__), d.__name__)
         raise ValueError(
             f"{where}: expected None, an int, a Dim, Dim.AUTO, Dim.STATIC or Dim.DYNAMIC, got {d!r}"
         )
+
+    def _spec_axis(self, d: SpecAxis, size: int, key: str, where: str) -> Axis:
+        # ShapesSpec dims are unbacked: torch keeps 0/1 in range, so size 1 may be drawn.
+        self._root(Root(d.root, "named", d.min, d.max, None, keep01=True), where)
+        example = solve_root(d.expr, d.root, size)
+        if example is None:
+            raise ValueError(f"{where}: example size {size} is not of the form {d.label} for an integer {d.root}")
+        self._example(d.root, example)
+        return Axis(key, where, size, d.root, d.expr, d.label)
 
     def _root(self, root: Root, where: str) -> None:
         old = self.roots.get(root.name)
