@@ -57,6 +57,10 @@ class AOTInductor:
         return (f"aoti: no working C++ compiler (looked for {looked}); AOTInductor compiles the model to C++: "
                 "install g++ or set CXX")
 
+    def unsupported_device(self, device: str) -> str | None:
+        """Return None: AOTInductor compiles for the device the exported program's tensors are on."""
+        return None
+
     def lower(self, ep: Any, args: tuple, kwargs: dict, workdir: str, options: Mapping[str, Any]) -> Lowered:
         """Compile ``ep`` with aoti_compile_and_package into ``workdir``/model.pt2."""
         import torch._inductor
