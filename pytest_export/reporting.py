@@ -270,7 +270,7 @@ def _options(config: pytest.Config) -> Any:
 def _run_modes(config: pytest.Config, records: list[dict[str, Any]]) -> set[str] | None:
     options = _options(config)
     if options is not None:
-        return set(options.modes or options.known_modes) | {r["mode"] for r in records}
+        return set(options.modes or options.known_modes) | set(options.targets) | {r["mode"] for r in records}
     return None
 
 
