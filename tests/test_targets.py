@@ -196,3 +196,16 @@ def test_target_failures_name_the_operator_and_category(text, op, category):
     failure = target_failure(RuntimeError(text), "lower", "onnx")
     assert (failure.stage, failure.category) == ("lower", category)
     assert failure.hint and failure.message.startswith("onnx lower:")
+
+
+def test_a_runtime_that_cannot_use_the_device_names_why():
+    from exportcore.targets import get_target
+
+    assert "CPU only" in get_target("executorch").unsupported_device("cuda")
+    assert get_target("executorch").unsupported_device("cpu") is None
+    assert get_target("aoti").unsupported_device("cuda") is None
+    if unavailable("onnx") is None:
+        import onnxruntime
+
+        if "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
+            assert "CUDAExecutionProvider" in get_target("onnx").unsupported_device("cuda")

@@ -57,6 +57,10 @@ class AOTInductor:
         return (f"aoti: no working C++ compiler (looked for {looked}); AOTInductor compiles the model to C++: "
                 "install g++ or set CXX")
 
+    def unsupported_device(self, device: str) -> str | None:
+        """Return None: AOTInductor compiles for the device the exported program's tensors are on."""
+        return None
+
     def lower(self, ep: Any, args: tuple, kwargs: dict, workdir: str, options: Mapping[str, Any]) -> Lowered:
         """Compile ``ep`` with aoti_compile_and_package into ``workdir``/model.pt2."""
         import torch._inductor
@@ -71,11 +75,12 @@ class AOTInductor:
 
         checks = options.get("check_inputs")
         checks = check_inputs_default() if checks is None else bool(checks)
-        with _env(ENV, "1" if checks else "0"):
+        value = "1" if checks else "0"
+        with _env(ENV, value):
             model = torch._inductor.aoti_load_package(lowered.path)
 
         def run(args: tuple, kwargs: dict) -> list:
-            with torch.no_grad():
+            with torch.no_grad(), _env(ENV, value):
                 return flat_tensors(model(*args, **kwargs))
 
         return run
@@ -90,7 +95,7 @@ class AOTInductor:
 
 @contextlib.contextmanager
 def _env(name: str, value: str) -> Iterator[None]:
-    # The runtime reads the variable when the package is loaded, not per call.
+    # Measured: the runtime reads the variable when a call runs, not only when the package is loaded.
     old = os.environ.get(name)
     os.environ[name] = value
     try:

@@ -29,6 +29,9 @@ class Target(Protocol):
     def missing(self) -> str | None:
         """Return why the target cannot run here (a package, a compiler), or None."""
 
+    def unsupported_device(self, device: str) -> str | None:
+        """Return why the runtime cannot run on ``device`` here (e.g. no CUDA provider), or None."""
+
     def lower(self, ep: Any, args: tuple, kwargs: dict, workdir: str, options: Mapping[str, Any]) -> Lowered:
         """Lower/compile the exported program into an artifact under ``workdir``."""
 

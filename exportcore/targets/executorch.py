@@ -33,6 +33,10 @@ class ExecuTorch:
             return f"executorch: installed but cannot load with this torch ({type(exc).__name__}: {first[:200]})"
         return None
 
+    def unsupported_device(self, device: str) -> str | None:
+        """Return why ExecuTorch cannot run on ``device``: this target lowers to XNNPACK, a CPU backend."""
+        return None if device == "cpu" else f"executorch on {device}: the XNNPACK backend runs on the CPU only"
+
     def lower(self, ep: Any, args: tuple, kwargs: dict, workdir: str, options: Mapping[str, Any]) -> Lowered:
         """Lower ``ep`` with the XNNPACK partitioner and write the .pte program."""
         from executorch.backends.xnnpack.partition.xnnpack_partitioner import XnnpackPartitioner
@@ -49,8 +53,6 @@ class ExecuTorch:
         import torch
         from executorch.runtime import Runtime
 
-        if device != "cpu":
-            raise RuntimeError(f"executorch runs on the CPU only (XNNPACK), not on {device}")
         method = Runtime.get().load_program(lowered.path).load_method("forward")
 
         def run(args: tuple, kwargs: dict) -> list:

@@ -68,7 +68,7 @@ def target_failure(exc: BaseException, stage: str, target: str) -> Failure:
     else:
         category = "target.internal"
     first = _first_line(str(exc)) or type(exc).__name__
-    message = f"{target} {stage}: unsupported operator {op}: {first}" if op else f"{target} {stage}: {first}"
+    message = f"{target} {stage}: unsupported operator {op}" if op else f"{target} {stage}: {first}"
     return Failure(
         stage=stage, category=category, exc_type=type(exc).__name__, message=message[:400],
         detail=text[:4000], hint=_HINTS[category].format(target=target, op=op),

@@ -22,8 +22,10 @@ from exportcore.targets.base import flat_tensors
 from exportcore.targets.failures import target_failure
 
 if TYPE_CHECKING:
-    from exportcore.check import Run
     from exportcore.targets.base import Runner, Target
+
+#: exportcore.check.Run, not imported: check imports this module (no cycles, not even for typing).
+Run = Any
 
 __all__ = ["run_target", "remember_export", "MODULE_COLUMN"]
 
@@ -47,7 +49,7 @@ def _key(run: Run) -> tuple:
 def run_target(run: Run) -> None:
     """Check the case in ``run.target``'s runtime; failures and findings land in ``run.outcome``."""
     name = run.target
-    reason = unavailable(name)
+    reason = unavailable(name) or get_target(name).unsupported_device(run.device)
     if reason is not None:
         run.fail(Failure(stage="lower", category="target.unavailable", exc_type="TargetUnavailable",
                          message=reason, hint="install what the message names, or drop the target"),
@@ -182,6 +184,10 @@ def _explore(run: Run, target: Target, runner: Runner, tol: tuple) -> None:
     last: dict[str, Any] = {}
 
     def probe(args: tuple, kwargs: dict) -> Any:
+        if run.device != "cpu":  # a user's inputs= factory builds CPU tensors
+            from exportcore.devices import move_inputs
+
+            args, kwargs = move_inputs(args, kwargs, run.device)
         expected = _eager(run, args, kwargs)
         if expected is None:
             return Probe("discard", "eager rejected the drawn shape")
