@@ -93,7 +93,8 @@ def _issue(failure: Any, names: dict[Any, str]) -> DraftIssue:
     location, code = _user_frame(data.get("user_stack") or [], names)
     if kind == "DATA_DEPENDENT_ERROR":
         message = f"could not decide {data.get('expr')} from traced values"
-        suggestion = f"torch._check({data.get('expr')}) before the line, or torch.cond for a branch"
+        suggestion = ("torch.cond (or torch.where) for a branch on a tensor value; torch._check on the value "
+                      "(e.g. torch._check(n >= 0)) for a size computed from it")
     elif kind == "GUARD_ADDED":
         expr = str(data.get("expr"))
         for symbol, source in sorted((data.get("symbol_to_sources") or {}).items(), key=lambda kv: -len(kv[0])):
