@@ -130,7 +130,7 @@ def check(
         if outcome.status == "failed" and explain != "off":
             from exportcore.explain import explain as explain_failure
 
-            outcome.explanation = explain_failure(run, explain, timeout)
+            outcome.explanation = explain_failure(run, explain, check, timeout)
     outcome.timings = run.clock.timings
     if outcome.status == "passed" and any(f.severity == "error" for f in outcome.findings):
         first = next(f for f in outcome.findings if f.severity == "error")

@@ -16,10 +16,11 @@ import shutil
 import tempfile
 from typing import TYPE_CHECKING, Any, Iterator
 
+from exportcore.explain.context import reset
 from exportcore.outcome import DraftIssue
 
 if TYPE_CHECKING:
-    from exportcore.check import Run
+    from exportcore.explain.context import FailedRun as Run
 
 __all__ = ["draft_issues", "available"]
 
@@ -41,10 +42,9 @@ def draft_issues(run: Run) -> tuple[list[DraftIssue], list[str]]:
     import torch
 
     from exportcore.execute import clone_tree
-    from exportcore.programs import prepare
 
     args, kwargs = clone_tree((run.args, run.kwargs))
-    prepare(run)
+    reset(run)
     try:
         with _private_logs(), _quiet():
             # Non-strict whatever the mode: draft_export gives up at dynamo's first graph break.
@@ -54,7 +54,7 @@ def draft_issues(run: Run) -> tuple[list[DraftIssue], list[str]]:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return [], [f"draft_export could not run: {type(exc).__name__}: {first[:200]}"]
     finally:
-        prepare(run)
+        reset(run)
     report = getattr(ep, "_report", None)
     if report is None:
         return [], ["draft_export returned no report (torch changed its private ep._report)"]

@@ -11,7 +11,8 @@ from exportcore.explain.specs import dim_bounds, render_spec, replace_bounds, sp
 from exportcore.outcome import Failure, SpecFix
 
 if TYPE_CHECKING:
-    from exportcore.check import Run
+    from exportcore.explain.context import FailedRun as Run
+    from exportcore.explain.context import Recheck
 
 __all__ = ["wants_fix", "corrected_spec"]
 
@@ -35,7 +36,7 @@ def wants_fix(run: Run) -> bool:
     return "Guard failed:" in failure.message or any(f.kind == "narrowed" for f in run.outcome.findings)
 
 
-def corrected_spec(run: Run) -> SpecFix | None:
+def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
     """Derive a corrected spec, re-export with it, and return it verified or merely suggested."""
     start = time.perf_counter()
     failure = run.outcome.failure
@@ -49,7 +50,7 @@ def corrected_spec(run: Run) -> SpecFix | None:
     exports, reason = 0, ""
     while True:
         exports += 1
-        verdict = _verify(run, spec)
+        verdict = _verify(run, spec, recheck)
         if verdict.status == "passed":
             break
         reason = verdict.failure.headline() if verdict.failure else verdict.status
@@ -151,10 +152,8 @@ def _torch_suggestion(text: str, spec: Any) -> Any:
         return None
 
 
-def _verify(run: Run, spec: Any) -> Any:
-    from exportcore.check import check
-
-    return check(
+def _verify(run: Run, spec: Any, recheck: Recheck) -> Any:
+    return recheck(
         run.model, run.args, run.kwargs, dynamic_shapes=spec, mode=run.mode.name,
         checks=("accept", "reject"), examples=max(2, min(run.examples, 5)), inputs=run.inputs,
         seed=run.seed, case_id=run.outcome.case_id, explain="off",
