@@ -114,3 +114,14 @@ def test_explanation_round_trips_and_bad_fields_are_named() -> None:
     data = outcome.to_dict()
     del data["explanation"]  # reports written before explanations existed still load
     assert Outcome.from_dict(data).explanation is None
+
+
+def test_resnet18_gets_a_verified_min_33() -> None:
+    torchvision = pytest.importorskip("torchvision")
+    model = torchvision.models.resnet18(num_classes=10)
+    shapes = {"x": {2: Dim("h", min=32, max=128), 3: Dim("w", min=32, max=128)}}
+    outcome = exportcore.check(model, (torch.randn(1, 3, 64, 64),), dynamic_shapes=shapes, examples=2)
+    assert outcome.status == "failed" and outcome.failure.exportdb_case == "conv_output_size_guard"
+    fix = outcome.explanation.fix
+    assert fix.status == "verified", fix
+    assert fix.dynamic_shapes.splitlines()[:2] == ["h = Dim('h', min=33, max=128)", "w = Dim('w', min=33, max=128)"]

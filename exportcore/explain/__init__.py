@@ -34,7 +34,14 @@ def explain(run: Run, depth: str, recheck: Recheck, timeout: float | None = None
 
     if depth == "off" or run.outcome.status != "failed" or run.outcome.failure is None:
         return None
+    from exportcore.explain.context import reset
+
     explanation = Explanation()
+    try:
+        reset(run)  # a failure may have stopped mid-step (a training step, a probe): start from the snapshot
+    except Exception as exc:  # noqa: BLE001 - an explanation must never cost the verdict
+        explanation.notes.append(f"not explained: the model could not be reset ({type(exc).__name__}: {exc})")
+        return explanation
     if wants_fix(run):
         _step(explanation, "fix", timeout, lambda: _set_fix(explanation, corrected_spec(run, recheck)))
     if depth == "full":
