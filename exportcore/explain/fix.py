@@ -47,13 +47,14 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
             status="suggested", dynamic_shapes="", origin=origin, reason="; ".join(notes),
             seconds=round(time.perf_counter() - start, 3),
         )
-    exports, reason = 0, ""
+    exports, reason, exported = 0, "", False
     while True:
         exports += 1
         verdict = _verify(run, spec, recheck)
         if verdict.status == "passed":
             break
         reason = verdict.failure.headline() if verdict.failure else verdict.status
+        exported = verdict.failure is not None and verdict.failure.stage not in ("input", "capture", "constraints")
         again = None
         if exports < _MAX_EXPORTS and verdict.failure is not None and verdict.failure.stage in ("constraints", "guards"):
             again, _, more = _derive(run, spec, verdict.failure)
@@ -66,7 +67,8 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
     return SpecFix(
         status=status, dynamic_shapes=render_spec(spec), origin=origin,
         changes=_changes(run.dynamic_shapes, spec), exports=exports,
-        reason="; ".join(([f"did not export: {reason}"] if reason else []) + notes),
+        reason="; ".join(([f"{'exported, but its checks failed' if exported else 'did not export'}: {reason}"]
+                          if reason else []) + notes),
         seconds=round(time.perf_counter() - start, 3),
     )
 
