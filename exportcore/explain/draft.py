@@ -71,6 +71,9 @@ def draft_issues(run: Run) -> tuple[list[DraftIssue], list[str]]:
             seen.add(key)
             issues.append(issue)
     notes = [f"{len(issues) - _MAX_ISSUES} more draft_export issues not listed"] if len(issues) > _MAX_ISSUES else []
+    if not issues:
+        notes.append("draft_export (non-strict tracing) found no issue: what fails is specific to the real "
+                     f"export's {'strict (TorchDynamo) capture' if run.mode.strict else 'settings'}")
     return issues[:_MAX_ISSUES], notes
 
 

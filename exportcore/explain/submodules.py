@@ -49,6 +49,9 @@ def failing_submodules(run: Run, category: str, budget_s: float = 120.0) -> tupl
             reset(run)
     # Smallest first: drop a failing module when one of its own submodules fails the same way.
     smallest = [f for p, f in failing.items() if not any(q != p and q.startswith(p + ".") for q in failing)]
+    if calls and not smallest and not notes:
+        notes.append(f"no submodule of your own fails alone with {category} ({len(calls)} type(s) exported on "
+                     "their recorded inputs): the failure needs the whole model's forward")
     return smallest, notes
 
 
