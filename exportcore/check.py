@@ -170,7 +170,7 @@ def check(
         if outcome.status == "failed" and explain != "off":
             from exportcore.explain import explain as explain_failure
 
-            outcome.explanation = explain_failure(run, explain, timeout)
+            outcome.explanation = explain_failure(run, explain, check, timeout)
     move_model(model, home)  # the user's model goes back where it was
     outcome.timings = run.clock.timings
     if outcome.status == "passed" and any(f.severity == "error" for f in outcome.findings):

@@ -13,6 +13,7 @@ from exportcore.outcome import Explanation, Outcome, SpecFix
 
 __all__ = ["fix_status", "explanation_lines", "rewrite_lines", "explanation_markdown", "explanation_html"]
 
+_MD_MAX = 300
 VERIFIED = "verified (exports with this spec, and its accept/reject checks pass)"
 
 
@@ -91,14 +92,23 @@ def explanation_markdown(outcome: dict[str, Any]) -> list[str]:
         return []
     out: list[str] = []
     if ex.fix is not None and ex.fix.dynamic_shapes:
-        out.append(f"  - fix: {fix_status(ex.fix)}")
+        if ex.fix.status == "verified":
+            out.append(f"  - fix: **verified** ({VERIFIED.split('(', 1)[1]}")
+        else:
+            out.append(f"  - fix: **suggested** ({_md(ex.fix.reason or 'not verified')})")
         out += ["", "    ```python"] + [f"    {line}" for line in ex.fix.dynamic_shapes.splitlines()] + ["    ```", ""]
     for sub in ex.submodules:
-        out.append(f"  - failing submodule: `{sub.path}` ({sub.module_type}): {sub.category}")
+        out.append(f"  - failing submodule: {_md(sub.path)} ({_md(sub.module_type)}): {_md(sub.category)}")
     for issue in ex.issues:
-        where = f" at `{issue.location}`" if issue.location else ""
-        out.append(f"  - issue {issue.kind}{where}: {issue.message}")
+        where = f" at {_md(issue.location)}" if issue.location else ""
+        out.append(f"  - issue {_md(issue.kind)}{where}: {_md(issue.message)}")
     return out
+
+
+def _md(text: str) -> str:
+    # An inline code span shows torch's text as is (``*``, ``_`` and ``<`` included).
+    text = " ".join(str(text).split())[:_MD_MAX].replace("`", "'")
+    return f"`{text}`"
 
 
 def explanation_html(outcome: dict[str, Any], case: str | None = None) -> list[tuple[str, str]]:

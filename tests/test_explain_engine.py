@@ -114,3 +114,51 @@ def test_explanation_round_trips_and_bad_fields_are_named() -> None:
     data = outcome.to_dict()
     del data["explanation"]  # reports written before explanations existed still load
     assert Outcome.from_dict(data).explanation is None
+
+
+def test_resnet18_gets_a_verified_min_33() -> None:
+    torchvision = pytest.importorskip("torchvision")
+    model = torchvision.models.resnet18(num_classes=10)
+    shapes = {"x": {2: Dim("h", min=32, max=128), 3: Dim("w", min=32, max=128)}}
+    outcome = exportcore.check(model, (torch.randn(1, 3, 64, 64),), dynamic_shapes=shapes, examples=2)
+    assert outcome.status == "failed" and outcome.failure.exportdb_case == "conv_output_size_guard"
+    fix = outcome.explanation.fix
+    assert fix.status == "verified", fix
+    assert fix.dynamic_shapes.splitlines()[:2] == ["h = Dim('h', min=33, max=128)", "w = Dim('w', min=33, max=128)"]
+
+
+def test_a_runtime_guard_rejection_is_solved_too() -> None:
+    # Strict mode exports the strided stack and only its program rejects small in-spec sizes.
+    from exportdb.registry import get
+
+    case = get("conv_output_size_guard").instantiate()
+    outcome = exportcore.check_case(case, "strict", examples=2)
+    assert (outcome.status, outcome.failure.stage) == ("failed", "guards")
+    fix = outcome.explanation.fix
+    assert fix.status == "verified", fix
+    assert "h = Dim('h', min=9, max=64)" in fix.dynamic_shapes
+
+
+def test_a_fix_that_does_not_export_is_only_suggested() -> None:
+    from types import SimpleNamespace
+
+    from exportcore.explain.fix import corrected_spec
+    from exportcore.outcome import Failure
+
+    failure = Failure(stage="constraints", category="torch.dynamic-shape", exc_type="UserError",
+                      message="Constraints violated (h, w)!", detail=CONV_MESSAGE)
+    run = SimpleNamespace(
+        outcome=Outcome("c", "non_strict", status="failed", failure=failure), spec=None, model=None, args=(),
+        kwargs={}, mode=SimpleNamespace(name="non_strict"), examples=2, inputs=None, seed=0,
+        dynamic_shapes={"x": {2: Dim("h", min=32, max=128), 3: Dim("w", min=32, max=128)}},
+    )
+    broken = Failure(stage="numerics", category="numerics", exc_type="ValueMismatch", message="outputs differ")
+
+    def recheck(*args, **kwargs):
+        assert kwargs["dynamic_shapes"]["x"][2].min == 33 and kwargs["explain"] == "off"
+        return Outcome("c", "non_strict", status="failed", failure=broken)
+
+    fix = corrected_spec(run, recheck)
+    assert fix.status == "suggested" and fix.exports == 1
+    assert fix.reason.startswith("exported, but its checks failed: [numerics] numerics: ValueMismatch: outputs differ")
+    assert "h = Dim('h', min=33, max=128)" in fix.dynamic_shapes

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Callable
 from exportcore.outcome import Explanation
 
 if TYPE_CHECKING:
-    from exportcore.check import Run
+    from exportcore.explain.context import FailedRun as Run
+    from exportcore.explain.context import Recheck
 
 __all__ = ["explain", "DEPTHS"]
 
@@ -24,15 +25,25 @@ DEPTHS = ("off", "fix", "full")
 _LOCAL_STAGES = ("capture",)
 
 
-def explain(run: Run, depth: str, timeout: float | None = None) -> Explanation | None:
-    """Return what could be worked out about the run's failure, or None when there is nothing."""
+def explain(run: Run, depth: str, recheck: Recheck, timeout: float | None = None) -> Explanation | None:
+    """Return what could be worked out about the run's failure, or None when there is nothing.
+
+    ``recheck`` is exportcore.check.check, used to re-export a corrected spec.
+    """
     from exportcore.explain.fix import corrected_spec, wants_fix
 
     if depth == "off" or run.outcome.status != "failed" or run.outcome.failure is None:
         return None
+    from exportcore.explain.context import reset
+
     explanation = Explanation()
+    try:
+        reset(run)  # a failure may have stopped mid-step (a training step, a probe): start from the snapshot
+    except Exception as exc:  # noqa: BLE001 - an explanation must never cost the verdict
+        explanation.notes.append(f"not explained: the model could not be reset ({type(exc).__name__}: {exc})")
+        return explanation
     if wants_fix(run):
-        _step(explanation, "fix", timeout, lambda: _set_fix(explanation, corrected_spec(run)))
+        _step(explanation, "fix", timeout, lambda: _set_fix(explanation, corrected_spec(run, recheck)))
     if depth == "full":
         failure = run.outcome.failure
         if failure.stage in _LOCAL_STAGES and failure.category != "torch.dynamic-shape":

@@ -16,10 +16,11 @@ import shutil
 import tempfile
 from typing import TYPE_CHECKING, Any, Iterator
 
+from exportcore.explain.context import reset
 from exportcore.outcome import DraftIssue
 
 if TYPE_CHECKING:
-    from exportcore.check import Run
+    from exportcore.explain.context import FailedRun as Run
 
 __all__ = ["draft_issues", "available"]
 
@@ -41,10 +42,9 @@ def draft_issues(run: Run) -> tuple[list[DraftIssue], list[str]]:
     import torch
 
     from exportcore.execute import clone_tree
-    from exportcore.programs import prepare
 
     args, kwargs = clone_tree((run.args, run.kwargs))
-    prepare(run)
+    reset(run)
     try:
         with _private_logs(), _quiet():
             # Non-strict whatever the mode: draft_export gives up at dynamo's first graph break.
@@ -54,7 +54,7 @@ def draft_issues(run: Run) -> tuple[list[DraftIssue], list[str]]:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         return [], [f"draft_export could not run: {type(exc).__name__}: {first[:200]}"]
     finally:
-        prepare(run)
+        reset(run)
     report = getattr(ep, "_report", None)
     if report is None:
         return [], ["draft_export returned no report (torch changed its private ep._report)"]
@@ -71,6 +71,9 @@ def draft_issues(run: Run) -> tuple[list[DraftIssue], list[str]]:
             seen.add(key)
             issues.append(issue)
     notes = [f"{len(issues) - _MAX_ISSUES} more draft_export issues not listed"] if len(issues) > _MAX_ISSUES else []
+    if not issues:
+        notes.append("draft_export (non-strict tracing) found no issue: what fails is specific to the real "
+                     f"export's {'strict (TorchDynamo) capture' if run.mode.strict else 'settings'}")
     return issues[:_MAX_ISSUES], notes
 
 
@@ -93,7 +96,8 @@ def _issue(failure: Any, names: dict[Any, str]) -> DraftIssue:
     location, code = _user_frame(data.get("user_stack") or [], names)
     if kind == "DATA_DEPENDENT_ERROR":
         message = f"could not decide {data.get('expr')} from traced values"
-        suggestion = f"torch._check({data.get('expr')}) before the line, or torch.cond for a branch"
+        suggestion = ("torch.cond (or torch.where) for a branch on a tensor value; torch._check on the value "
+                      "(e.g. torch._check(n >= 0)) for a size computed from it")
     elif kind == "GUARD_ADDED":
         expr = str(data.get("expr"))
         for symbol, source in sorted((data.get("symbol_to_sources") or {}).items(), key=lambda kv: -len(kv[0])):

@@ -11,7 +11,8 @@ from exportcore.explain.specs import dim_bounds, render_spec, replace_bounds, sp
 from exportcore.outcome import Failure, SpecFix
 
 if TYPE_CHECKING:
-    from exportcore.check import Run
+    from exportcore.explain.context import FailedRun as Run
+    from exportcore.explain.context import Recheck
 
 __all__ = ["wants_fix", "corrected_spec"]
 
@@ -35,7 +36,7 @@ def wants_fix(run: Run) -> bool:
     return "Guard failed:" in failure.message or any(f.kind == "narrowed" for f in run.outcome.findings)
 
 
-def corrected_spec(run: Run) -> SpecFix | None:
+def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
     """Derive a corrected spec, re-export with it, and return it verified or merely suggested."""
     start = time.perf_counter()
     failure = run.outcome.failure
@@ -46,13 +47,14 @@ def corrected_spec(run: Run) -> SpecFix | None:
             status="suggested", dynamic_shapes="", origin=origin, reason="; ".join(notes),
             seconds=round(time.perf_counter() - start, 3),
         )
-    exports, reason = 0, ""
+    exports, reason, exported = 0, "", False
     while True:
         exports += 1
-        verdict = _verify(run, spec)
+        verdict = _verify(run, spec, recheck)
         if verdict.status == "passed":
             break
         reason = verdict.failure.headline() if verdict.failure else verdict.status
+        exported = verdict.failure is not None and verdict.failure.stage not in ("input", "capture", "constraints")
         again = None
         if exports < _MAX_EXPORTS and verdict.failure is not None and verdict.failure.stage in ("constraints", "guards"):
             again, _, more = _derive(run, spec, verdict.failure)
@@ -65,7 +67,8 @@ def corrected_spec(run: Run) -> SpecFix | None:
     return SpecFix(
         status=status, dynamic_shapes=render_spec(spec), origin=origin,
         changes=_changes(run.dynamic_shapes, spec), exports=exports,
-        reason="; ".join(([f"did not export: {reason}"] if reason else []) + notes),
+        reason="; ".join(([f"{'exported, but its checks failed' if exported else 'did not export'}: {reason}"]
+                          if reason else []) + notes),
         seconds=round(time.perf_counter() - start, 3),
     )
 
@@ -151,10 +154,8 @@ def _torch_suggestion(text: str, spec: Any) -> Any:
         return None
 
 
-def _verify(run: Run, spec: Any) -> Any:
-    from exportcore.check import check
-
-    return check(
+def _verify(run: Run, spec: Any, recheck: Recheck) -> Any:
+    return recheck(
         run.model, run.args, run.kwargs, dynamic_shapes=spec, mode=run.mode.name,
         checks=("accept", "reject"), examples=max(2, min(run.examples, 5)), inputs=run.inputs,
         seed=run.seed, case_id=run.outcome.case_id, explain="off",

@@ -10,10 +10,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from exportcore.explain.context import reset
 from exportcore.outcome import SubmoduleFailure
 
 if TYPE_CHECKING:
-    from exportcore.check import Run
+    from exportcore.explain.context import FailedRun as Run
 
 __all__ = ["failing_submodules"]
 
@@ -23,12 +24,11 @@ def failing_submodules(run: Run, category: str, budget_s: float = 120.0) -> tupl
     import torch
 
     from exportcore.classify import classify
-    from exportcore.programs import prepare
 
     if not isinstance(run.model, torch.nn.Module):
         return [], []
     calls, counts = _record_inputs(run)
-    prepare(run)
+    reset(run)
     failing: dict[str, SubmoduleFailure] = {}
     notes: list[str] = []
     started = time.perf_counter()
@@ -46,17 +46,19 @@ def failing_submodules(run: Run, category: str, budget_s: float = 120.0) -> tupl
                     message=failure.message, instances=counts[type(module)],
                 )
         finally:
-            prepare(run)
+            reset(run)
     # Smallest first: drop a failing module when one of its own submodules fails the same way.
     smallest = [f for p, f in failing.items() if not any(q != p and q.startswith(p + ".") for q in failing)]
+    if calls and not smallest and not notes:
+        notes.append(f"no submodule of your own fails alone with {category} ({len(calls)} type(s) exported on "
+                     "their recorded inputs): the failure needs the whole model's forward")
     return smallest, notes
 
 
 def _record_inputs(run: Run) -> tuple[dict[str, tuple[Any, tuple, dict]], dict[type, int]]:
     import torch
 
-    from exportcore.execute import clone_tree
-    from exportcore.programs import prepare, run_side
+    from exportcore.execute import clone_tree, run_inference
 
     calls: dict[str, tuple[Any, tuple, dict]] = {}
     called: dict[type, set[str]] = {}
@@ -75,9 +77,10 @@ def _record_inputs(run: Run) -> tuple[dict[str, tuple[Any, tuple, dict]], dict[t
             continue
         handles.append(module.register_forward_pre_hook(hook_for(path), with_kwargs=True))
     try:
-        prepare(run)
+        reset(run)
         with torch.no_grad():
-            run_side(run, run.model, run.args, run.kwargs, backward=False)
+            # Inference is enough to see each submodule's inputs, in the mode's train/eval setting.
+            run_inference(run.model, run.args, run.kwargs, seed=run.seed)
     except Exception:  # noqa: BLE001 - eager ran before; whatever was recorded is still usable
         pass
     finally:

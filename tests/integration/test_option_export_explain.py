@@ -165,7 +165,7 @@ def test_explain_session_and_command(session) -> None:
     html = (project.path / "out/r.html").read_text()
     assert "verified fix" in html and "min=33" in html and "encoder.layers.1" in html
     md = (project.path / "out/r.md").read_text()
-    assert "fix: verified" in md and "`encoder.layers.1`" in md
+    assert "fix: **verified** (exports with this spec" in md and "`encoder.layers.1`" in md
 
     # draft_export's log files (and ours) are gone
     assert os.listdir(tmp) == []
