@@ -14,7 +14,7 @@ from exportcore.guards import range_strings
 from exportcore.outcome import Failure, GraphStats
 
 if TYPE_CHECKING:
-    from exportcore.check import Run
+    from exportcore.context import Run
 
 __all__ = [
     "prepare",

@@ -13,7 +13,7 @@ from exportcore.programs import compare_runs, prepare, run_side
 from exportcore.shapes.shapes_spec import is_shapes_spec
 
 if TYPE_CHECKING:
-    from exportcore.check import Run
+    from exportcore.context import Run
 
 __all__ = ["dynamic_checks"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Generator
 
 import pytest
@@ -13,10 +14,17 @@ def _db_case(item: pytest.Item) -> ExportCase | None:
     return getattr(getattr(item, "function", None), "exportdb_case", None)
 
 
+#: The last Outcome of an ExportDB item, as the plugin's documented hook handed it over.
+_OUTCOME = pytest.StashKey[Any]()
+
+
 def pytest_export_outcome(item: pytest.Item, case: Any, outcome: Any) -> None:
     """Fail a passing ExportDB mode whose documented finding (e.g. a silent specialization) is gone."""
     db = _db_case(item)
-    if db is None or not db.findings or outcome.status != "passed":
+    if db is None:
+        return
+    item.stash[_OUTCOME] = outcome
+    if not db.findings or outcome.status != "passed":
         return
     from exportcore.outcome import Failure
 
@@ -87,16 +95,10 @@ def drift_message(case: Any, mode: str, failure: dict[str, Any] | None) -> tuple
 
 
 def _failure(item: pytest.Item, report: pytest.TestReport) -> dict[str, Any] | None:
-    from pytest_export.runner import ITEM_RECORDS
-
-    # The plugin moves the item's records onto the report in its own makereport wrapper.
-    records = getattr(report, "export_records", None) or item.stash.get(ITEM_RECORDS, None) or []
-    for record in records:
-        outcome = record.get("outcome") or {}
-        if outcome.get("status") == "passed":
-            return None
-        return outcome.get("failure") or {}
-    return None
+    outcome = item.stash.get(_OUTCOME, None)
+    if outcome is None or outcome.status == "passed":
+        return None
+    return dataclasses.asdict(outcome.failure) if outcome.failure is not None else {}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

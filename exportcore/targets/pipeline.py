@@ -22,10 +22,8 @@ from exportcore.targets.base import flat_tensors
 from exportcore.targets.failures import target_failure
 
 if TYPE_CHECKING:
+    from exportcore.context import Run
     from exportcore.targets.base import Runner, Target
-
-#: exportcore.check.Run, not imported: check imports this module (no cycles, not even for typing).
-Run = Any
 
 __all__ = ["run_target", "remember_export", "MODULE_COLUMN"]
 

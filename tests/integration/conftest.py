@@ -7,8 +7,7 @@ returns a canned Outcome where only the plugin's verdict logic is under test (fa
 from __future__ import annotations
 
 import json
-import sys
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import pytest
 
@@ -69,30 +68,6 @@ def pytest_export_run(item, case, mode, options):
         )
     return outcome
 '''
-
-
-@pytest.fixture(scope="session", autouse=True)
-def keep_libraries_loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Make in-process pytester runs drop only the modules they wrote, not torch.
-
-    pytester restores sys.modules after each in-process run; torch (or any lazily
-    imported part of it) loaded inside a run would be dropped and re-imported by the
-    next one, which crashes the interpreter. Modules from the runs' own files still go.
-    """
-    from _pytest import pytester as pytester_module
-
-    base = str(tmp_path_factory.getbasetemp())
-
-    def written_by_a_test(name: str) -> bool:
-        return str(getattr(sys.modules.get(name), "__file__", None) or "").startswith(base)
-
-    class KeepLibraries(pytester_module.SysModulesSnapshot):
-        def __init__(self, preserve: Callable[[str], bool] | None = None) -> None:
-            super().__init__(preserve=lambda name: not written_by_a_test(name) or bool(preserve and preserve(name)))
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(pytester_module, "SysModulesSnapshot", KeepLibraries)
-        yield
 
 
 @pytest.fixture
