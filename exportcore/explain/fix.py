@@ -56,8 +56,9 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
         reason = verdict.failure.headline() if verdict.failure else verdict.status
         exported = verdict.failure is not None and verdict.failure.stage not in ("input", "capture", "constraints")
         again = None
-        if exports < _MAX_EXPORTS and verdict.failure is not None and verdict.failure.stage in ("constraints", "guards"):
-            again, _, more = _derive(run, spec, verdict.failure)
+        layered = verdict.failure is not None and verdict.failure.stage in ("constraints", "guards")
+        if exports < _MAX_EXPORTS and layered:
+            again, _, more = _derive(run, spec, verdict.failure)  # torch reports one layer per export
             notes += more
         if again is None:
             break

@@ -150,7 +150,7 @@ def _map(value: Any, fn: Any) -> Any:
 
 
 def spec_changes(before: Any, after: Any, where: str = "dynamic_shapes") -> list[str]:
-    """Return one line per leaf of the spec that differs, e.g. ``dynamic_shapes['x'][2]: h [32, 128] -> h [33, 128]``."""
+    """Return one line per differing leaf, e.g. ``dynamic_shapes['x'][2]: h [32, 128] -> h [33, 128]``."""
     if isinstance(before, dict) and isinstance(after, dict):
         return [line for k in before if k in after for line in spec_changes(before[k], after[k], f"{where}[{k!r}]")]
     if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)) and len(before) == len(after):

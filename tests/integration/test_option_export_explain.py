@@ -182,3 +182,17 @@ def test_explain_session_and_command(session) -> None:
     missing = project.run(sys.executable, "-m", "pytest_export", "explain", "out/r.json", "test_nope[strict]")
     assert missing.ret == 2
     assert "no record matches 'test_nope[strict]'" in missing.stderr.str()
+
+
+def test_explanations_cross_xdist_workers(project: pytest.Pytester) -> None:
+    project.makepyfile(test_explain=CASES)
+    result = project.runpytest_subprocess(
+        "-n", "2", "--export-explain", "--export-modes=non_strict", "-p", "no:cacheprovider",
+        "-k", "submodule or stem", "--export-report=out/r.json",
+    )
+    result.assert_outcomes(failed=2)
+    report = json.loads((project.path / "out/r.json").read_text())
+    by_case = {r["case"].split("::")[-1]: r["outcome"]["explanation"] for r in report["records"]}
+    assert by_case["test_stem"]["fix"]["status"] == "verified"
+    assert [s["path"] for s in by_case["test_submodule"]["submodules"]] == ["encoder.layers.1"]
+    assert "failing submodule: encoder.layers.1 (Gate)" in result.stdout.str()
