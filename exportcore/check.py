@@ -40,6 +40,7 @@ class Run:
     model_state: Any = None
     spec: Any = None
     programs: dict[str, Any] = field(default_factory=dict)  # label -> callable exported module
+    program_states: dict[int, Any] = field(default_factory=dict)  # id(program) -> its ModelState when built
 
     def fail(self, failure: Failure, status: str = "failed") -> None:
         self.outcome.status = status
@@ -123,6 +124,7 @@ def check(
             )
         finally:
             run.programs.clear()
+            run.program_states.clear()
     outcome.timings = run.clock.timings
     if outcome.status == "passed" and any(f.severity == "error" for f in outcome.findings):
         first = next(f for f in outcome.findings if f.severity == "error")

@@ -133,6 +133,13 @@ class ModelState:
             for name, b in model.named_buffers(remove_duplicate=False):
                 if b is not None:
                     state.tensors[name] = (b, b.detach().clone())
+            # Plain tensor attributes: constants an exported program lifted (``_tensor_constant0``,
+            # a model's ``self.c = torch.ones(4)``) and caches a forward may write in place.
+            for owner, mod in model.named_modules(remove_duplicate=False):
+                for k, v in vars(mod).items():
+                    if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter):
+                        name = f"{owner}.{k}" if owner else k
+                        state.tensors.setdefault(name, (v, v.detach().clone()))
         return state
 
     def restore(self, model: Any) -> None:
@@ -162,6 +169,10 @@ class ModelState:
                         mod._buffers[leaf] = tensor
                     else:
                         setattr(mod, leaf, tensor)
+                if tensor.grad_fn is not None:
+                    # A buffer written from a graph in training (a KV cache filled with
+                    # index_copy_) carries that graph along: the next run would backward through it.
+                    _drop_history(tensor)
                 if tensor.shape == saved.shape and tensor.dtype == saved.dtype:
                     tensor.copy_(saved)
                 else:
@@ -171,6 +182,14 @@ class ModelState:
                 tensor.requires_grad_(self.requires_grad[name])
                 grad = self.grads.get(name)
                 tensor.grad = None if grad is None else grad.clone()
+
+
+def _drop_history(tensor: Any) -> None:
+    """Detach ``tensor`` in place from the autograd graph that wrote it."""
+    try:
+        tensor.detach_()
+    except RuntimeError:  # a view cannot be detached in place; its values are restored below anyway
+        pass
 
 
 def _refuse_lazy(model: Any) -> None:
