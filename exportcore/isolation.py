@@ -163,16 +163,13 @@ class ModelState:
                 current = getattr(mod, leaf, None)
                 # A failed capture can leave a FakeTensor (or another object) in the slot: put the original back.
                 if current is not tensor:
-                    if leaf in mod._parameters:
-                        mod._parameters[leaf] = tensor
-                    elif leaf in mod._buffers:
-                        mod._buffers[leaf] = tensor
-                    else:
-                        setattr(mod, leaf, tensor)
-                if tensor.grad_fn is not None:
-                    # A buffer written from a graph in training (a KV cache filled with
-                    # index_copy_) carries that graph along: the next run would backward through it.
-                    _drop_history(tensor)
+                    _put(mod, leaf, tensor)
+                if tensor.grad_fn is not None and not _drop_history(tensor):
+                    # A view (torch.export.load hands out buffers as views of one storage) cannot be
+                    # detached in place: a fresh tensor takes its slot from now on.
+                    tensor = saved.clone()
+                    self.tensors[name] = (tensor, saved)
+                    _put(mod, leaf, tensor)
                 if tensor.shape == saved.shape and tensor.dtype == saved.dtype:
                     tensor.copy_(saved)
                 else:
@@ -184,12 +181,23 @@ class ModelState:
                 tensor.grad = None if grad is None else grad.clone()
 
 
-def _drop_history(tensor: Any) -> None:
-    """Detach ``tensor`` in place from the autograd graph that wrote it."""
+def _drop_history(tensor: Any) -> bool:
+    """Detach ``tensor`` in place from the autograd graph that wrote it (a buffer written in training)."""
     try:
         tensor.detach_()
-    except RuntimeError:  # a view cannot be detached in place; its values are restored below anyway
-        pass
+    except RuntimeError:  # a view cannot be detached in place
+        return False
+    return True
+
+
+def _put(mod: Any, leaf: str, tensor: Any) -> None:
+    """Put ``tensor`` in the parameter, buffer or attribute slot ``leaf`` of ``mod``."""
+    if leaf in mod._parameters:
+        mod._parameters[leaf] = tensor
+    elif leaf in mod._buffers:
+        mod._buffers[leaf] = tensor
+    else:
+        setattr(mod, leaf, tensor)
 
 
 def _refuse_lazy(model: Any) -> None:
