@@ -112,8 +112,13 @@ class ModelState:
     attrs: dict[str, Any] = field(default_factory=dict)  # module name -> shallow copy of plain attributes
 
     @classmethod
-    def capture(cls, model: Any) -> ModelState:
-        """Return a snapshot of ``model`` (a no-op snapshot for plain callables)."""
+    def capture(cls, model: Any, shared_with: ModelState | None = None) -> ModelState:
+        """Return a snapshot of ``model`` (a no-op snapshot for plain callables).
+
+        With ``shared_with`` (the user's model snapshot), ``model`` is an exported program: tensors
+        it shares with the user's model are left to that snapshot, and a copy whose values equal
+        the model's (a reloaded program's weights) reuses its saved clone instead of a new one.
+        """
         import torch
 
         state = cls()
@@ -125,21 +130,32 @@ class ModelState:
             state.attrs[name] = {
                 k: v for k, v in vars(mod).items() if not k.startswith("_") and isinstance(v, (int, float, bool, str))
             }
+        owned = {id(t) for t, _ in shared_with.tensors.values()} if shared_with is not None else set()
+        known = shared_with.tensors if shared_with is not None else {}
+
+        def saved_copy(name: str, t: Any) -> Any:
+            mine = known.get(name)
+            if mine is not None and mine[1].shape == t.shape and mine[1].dtype == t.dtype and torch.equal(mine[1], t):
+                return mine[1]  # read-only from here on: restore copies from it, never into it
+            return t.detach().clone()
+
         with torch.no_grad():
             for name, p in model.named_parameters(remove_duplicate=False):
-                state.tensors[name] = (p, p.detach().clone())
+                if id(p) in owned:
+                    continue
+                state.tensors[name] = (p, saved_copy(name, p))
                 state.requires_grad[name] = p.requires_grad
                 state.grads[name] = None if p.grad is None else p.grad.detach().clone()
             for name, b in model.named_buffers(remove_duplicate=False):
-                if b is not None:
-                    state.tensors[name] = (b, b.detach().clone())
+                if b is not None and id(b) not in owned:
+                    state.tensors[name] = (b, saved_copy(name, b))
             # Plain tensor attributes: constants an exported program lifted (``_tensor_constant0``,
             # a model's ``self.c = torch.ones(4)``) and caches a forward may write in place.
             for owner, mod in model.named_modules(remove_duplicate=False):
                 for k, v in vars(mod).items():
-                    if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter):
+                    if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter) and id(v) not in owned:
                         name = f"{owner}.{k}" if owner else k
-                        state.tensors.setdefault(name, (v, v.detach().clone()))
+                        state.tensors.setdefault(name, (v, saved_copy(name, v)))
         return state
 
     def restore(self, model: Any) -> None:
@@ -173,7 +189,7 @@ class ModelState:
                 if tensor.shape == saved.shape and tensor.dtype == saved.dtype:
                     tensor.copy_(saved)
                 else:
-                    tensor.data = saved
+                    tensor.data = saved.clone()  # never the snapshot itself: programs share it
         for name, (tensor, _) in self.tensors.items():
             if name in self.requires_grad:
                 tensor.requires_grad_(self.requires_grad[name])

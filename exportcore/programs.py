@@ -82,7 +82,7 @@ def _remember(run: Run, label: str, program: Any) -> None:
     from exportcore.isolation import ModelState
 
     run.programs[label] = program
-    run.program_states[id(program)] = ModelState.capture(program)
+    run.program_states[id(program)] = ModelState.capture(program, shared_with=run.model_state)
 
 
 def eager_reference(run: Run) -> RunResult:
