@@ -196,6 +196,13 @@ def _operator(f: _Facts) -> tuple[str, ...] | None:
 
 
 def _mutation(f: _Facts) -> tuple[str, ...] | None:
+    if "needed for gradient computation has been modified by an inplace operation" in f.low:
+        # The exported training graph writes a mutated buffer back in place, after forward used it:
+        # a tensor autograd saved for backward changed (eager ran the same code without complaint).
+        return ("torch.mutation", "A buffer (a step counter, a cache) is updated in place and also used by the"
+                " differentiated computation; autograd saved it and the exported program's write-back changed it."
+                " Use a copy in the computation (n = self.n.clone() after the update) or update the buffer"
+                " under torch.no_grad() after using it")
     if "leaf variable that requires grad is being used in an in-place" in f.low:
         return ("torch.mutation", "Do the in-place update of the parameter under torch.no_grad(), or keep the"
                 " state in a buffer (register_buffer) instead")

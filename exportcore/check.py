@@ -127,6 +127,7 @@ def check(
         finally:
             _name_ranges(run)
             run.programs.clear()
+            run.program_states.clear()
         if outcome.status == "failed" and explain != "off":
             from exportcore.explain import explain as explain_failure
 

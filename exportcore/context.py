@@ -38,6 +38,7 @@ class Run:
     model_state: Any = None
     spec: Any = None
     programs: dict[str, Any] = field(default_factory=dict)  # label -> callable exported module
+    program_states: dict[int, Any] = field(default_factory=dict)  # id(program) -> its ModelState when built
     target: str | None = None  # exportcore.targets: check this runtime instead of the mode's programs
     device: str = "cpu"
     target_options: Mapping[str, Any] = field(default_factory=dict)

@@ -12,8 +12,10 @@ __all__ = ["RunResult", "clone_tree", "detach_tree", "tensor_leaves", "run_infer
 @dataclass
 class RunResult:
     outputs: Any
-    grads: dict[str, Any] | None = None  # parameter name -> grad after backward (training)
-    buffers: dict[str, Any] | None = None  # buffer name -> value after the run (training)
+    grads: dict[str, Any] | None = None  # parameter name (every alias) -> grad of its storage (training)
+    buffers: dict[str, Any] | None = None  # buffer name -> value after the run (program outputs too)
+    tied: dict[str, tuple[str, ...]] | None = None  # parameter name -> all names sharing its storage
+    float64: Any = None  # eager's run in float64 (a RunResult), False when impossible; made on demand
 
 
 def _map(obj: Any, fn: Callable[[Any], Any]) -> Any:
@@ -60,14 +62,59 @@ def tensor_leaves(obj: Any) -> list[Any]:
 
 
 def run_inference(fn: Callable[..., Any], args: tuple, kwargs: dict, *, seed: int) -> RunResult:
-    """Call ``fn`` on copies of the inputs under no_grad with a fixed RNG seed."""
+    """Call ``fn`` on copies of the inputs under no_grad with a fixed RNG seed; buffers after the call too."""
     import torch
 
     args, kwargs = clone_tree((args, kwargs))
     torch.manual_seed(seed)
     with torch.no_grad():
         out = fn(*args, **kwargs)
-    return RunResult(outputs=detach_tree(out))
+    return RunResult(outputs=detach_tree(out), buffers=_buffers(fn))
+
+
+def _buffers(fn: Any) -> dict[str, Any] | None:
+    # A buffer written in forward (a KV cache, a step counter) is an output of the program too.
+    import torch
+
+    if not isinstance(fn, torch.nn.Module):
+        return None
+    return {n: b.detach().clone() for n, b in fn.named_buffers() if b is not None}
+
+
+def _storage_key(t: Any) -> tuple:
+    try:
+        ptr = t.untyped_storage().data_ptr()
+    except Exception:  # a tensor without storage (meta, some subclasses): its own identity
+        return (id(t),)
+    return (ptr, t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.dtype)
+
+
+def _grads_per_storage(module: Any) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]:
+    """Return name -> grad summed over every Parameter object viewing that storage, and the alias groups.
+
+    A tied weight (GPT-2's wte/lm_head) is one Parameter in eager but may be two Parameter
+    objects sharing one storage after torch.export.load: the gradient lands on either; the
+    storage's gradient is the sum over its objects, and that is what an optimizer step sees.
+    """
+    groups: dict[tuple, list[tuple[str, Any]]] = {}
+    for name, p in module.named_parameters(remove_duplicate=False):
+        groups.setdefault(_storage_key(p), []).append((name, p))
+    grads: dict[str, Any] = {}
+    tied: dict[str, tuple[str, ...]] = {}
+    for members in groups.values():
+        seen: set[int] = set()
+        total = None
+        for _, p in members:
+            if id(p) in seen or p.grad is None:
+                continue
+            seen.add(id(p))
+            g = p.grad.detach()
+            total = g.clone() if total is None else total + g
+        names = tuple(sorted(n for n, _ in members))
+        for name, _ in members:
+            grads[name] = total
+            tied[name] = names
+    return grads, tied
 
 
 def run_training(module: Any, args: tuple, kwargs: dict, *, seed: int, backward: bool = True) -> RunResult:
@@ -75,8 +122,7 @@ def run_training(module: Any, args: tuple, kwargs: dict, *, seed: int, backward:
     import torch
 
     args, kwargs = clone_tree((args, kwargs))
-    params = dict(module.named_parameters())
-    for p in params.values():
+    for p in module.parameters():
         p.grad = None
     torch.manual_seed(seed)
     with torch.enable_grad():
@@ -87,9 +133,11 @@ def run_training(module: Any, args: tuple, kwargs: dict, *, seed: int, backward:
         for t in tensor_leaves(out):
             if t.requires_grad and (t.is_floating_point() or t.is_complex()):
                 w = torch.rand(t.shape, generator=gen, dtype=torch.float32).to(device=t.device)
-                terms.append((t.real if t.is_complex() else t).float().mul(w).sum())
+                x = t.real if t.is_complex() else t
+                # float64 stays float64 (the float64 reference run); everything else sums in float32.
+                x = x if x.dtype == torch.float64 else x.float()
+                terms.append(x.mul(w.to(x.dtype)).sum())
         if terms and backward:
-            torch.stack(terms).sum().backward()
-    grads = {n: (None if p.grad is None else p.grad.detach().clone()) for n, p in params.items()} if backward else None
-    buffers = {n: b.detach().clone() for n, b in module.named_buffers() if b is not None}
-    return RunResult(outputs=detach_tree(out), grads=grads, buffers=buffers)
+            sum(terms[1:], terms[0]).backward()
+    grads, tied = _grads_per_storage(module) if backward else (None, None)
+    return RunResult(outputs=detach_tree(out), grads=grads, buffers=_buffers(module), tied=tied)

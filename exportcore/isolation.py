@@ -123,8 +123,13 @@ class ModelState:
     attrs: dict[str, Any] = field(default_factory=dict)  # module name -> shallow copy of plain attributes
 
     @classmethod
-    def capture(cls, model: Any) -> ModelState:
-        """Return a snapshot of ``model`` (a no-op snapshot for plain callables)."""
+    def capture(cls, model: Any, shared_with: ModelState | None = None) -> ModelState:
+        """Return a snapshot of ``model`` (a no-op snapshot for plain callables).
+
+        With ``shared_with`` (the user's model snapshot), ``model`` is an exported program: tensors
+        it shares with the user's model are left to that snapshot, and a copy whose values equal
+        the model's (a reloaded program's weights) reuses its saved clone instead of a new one.
+        """
         import torch
 
         state = cls()
@@ -136,14 +141,32 @@ class ModelState:
             state.attrs[name] = {
                 k: v for k, v in vars(mod).items() if not k.startswith("_") and isinstance(v, (int, float, bool, str))
             }
+        owned = {id(t) for t, _ in shared_with.tensors.values()} if shared_with is not None else set()
+        known = shared_with.tensors if shared_with is not None else {}
+
+        def saved_copy(name: str, t: Any) -> Any:
+            mine = known.get(name)
+            if mine is not None and mine[1].shape == t.shape and mine[1].dtype == t.dtype and torch.equal(mine[1], t):
+                return mine[1]  # read-only from here on: restore copies from it, never into it
+            return t.detach().clone()
+
         with torch.no_grad():
             for name, p in model.named_parameters(remove_duplicate=False):
-                state.tensors[name] = (p, p.detach().clone())
+                if id(p) in owned:
+                    continue
+                state.tensors[name] = (p, saved_copy(name, p))
                 state.requires_grad[name] = p.requires_grad
                 state.grads[name] = None if p.grad is None else p.grad.detach().clone()
             for name, b in model.named_buffers(remove_duplicate=False):
-                if b is not None:
-                    state.tensors[name] = (b, b.detach().clone())
+                if b is not None and id(b) not in owned:
+                    state.tensors[name] = (b, saved_copy(name, b))
+            # Plain tensor attributes: constants an exported program lifted (``_tensor_constant0``,
+            # a model's ``self.c = torch.ones(4)``) and caches a forward may write in place.
+            for owner, mod in model.named_modules(remove_duplicate=False):
+                for k, v in vars(mod).items():
+                    if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter) and id(v) not in owned:
+                        name = f"{owner}.{k}" if owner else k
+                        state.tensors.setdefault(name, (v, saved_copy(name, v)))
         return state
 
     def restore(self, model: Any) -> None:
@@ -167,21 +190,41 @@ class ModelState:
                 current = getattr(mod, leaf, None)
                 # A failed capture can leave a FakeTensor (or another object) in the slot: put the original back.
                 if current is not tensor:
-                    if leaf in mod._parameters:
-                        mod._parameters[leaf] = tensor
-                    elif leaf in mod._buffers:
-                        mod._buffers[leaf] = tensor
-                    else:
-                        setattr(mod, leaf, tensor)
+                    _put(mod, leaf, tensor)
+                if tensor.grad_fn is not None and not _drop_history(tensor):
+                    # A view (torch.export.load hands out buffers as views of one storage) cannot be
+                    # detached in place: a fresh tensor takes its slot from now on.
+                    tensor = saved.clone()
+                    self.tensors[name] = (tensor, saved)
+                    _put(mod, leaf, tensor)
                 if tensor.shape == saved.shape and tensor.dtype == saved.dtype:
                     tensor.copy_(saved)
                 else:
-                    tensor.data = saved
+                    tensor.data = saved.clone()  # never the snapshot itself: programs share it
         for name, (tensor, _) in self.tensors.items():
             if name in self.requires_grad:
                 tensor.requires_grad_(self.requires_grad[name])
                 grad = self.grads.get(name)
                 tensor.grad = None if grad is None else grad.clone()
+
+
+def _drop_history(tensor: Any) -> bool:
+    """Detach ``tensor`` in place from the autograd graph that wrote it (a buffer written in training)."""
+    try:
+        tensor.detach_()
+    except RuntimeError:  # a view cannot be detached in place
+        return False
+    return True
+
+
+def _put(mod: Any, leaf: str, tensor: Any) -> None:
+    """Put ``tensor`` in the parameter, buffer or attribute slot ``leaf`` of ``mod``."""
+    if leaf in mod._parameters:
+        mod._parameters[leaf] = tensor
+    elif leaf in mod._buffers:
+        mod._buffers[leaf] = tensor
+    else:
+        setattr(mod, leaf, tensor)
 
 
 def _refuse_lazy(model: Any) -> None:

@@ -8,8 +8,8 @@ import logging
 from typing import TYPE_CHECKING, Any, Iterator
 
 from exportcore.classify import classify
-from exportcore.compare import Mismatch, compare
-from exportcore.execute import RunResult, run_inference, run_training
+from exportcore.compare import Mismatch, compare, compare_with_reference
+from exportcore.execute import RunResult, clone_tree, run_inference, run_training
 from exportcore.guards import range_strings
 from exportcore.outcome import Failure, GraphStats
 
@@ -42,26 +42,47 @@ def prepare(run: Run) -> None:
 
 def run_side(run: Run, fn: Any, args: tuple, kwargs: dict, *, backward: bool = True) -> RunResult:
     """Run eager or exported code on copies of the inputs, the mode's way, from the snapshot state."""
-    if run.mode.training:
-        _reset_state(run, fn)
-        return run_training(fn, args, kwargs, seed=run.seed, backward=backward)
-    return run_inference(fn, args, kwargs, seed=run.seed)
+    # Every side, on every input, starts from the state eager started from: ep.module() and
+    # the decomposed module share the model's tensors, the reloaded one has its own copies, and
+    # a counter or a KV cache written by one run must not feed the next.
+    prepare(run)
+    state = run.program_states.get(id(fn))
+    if state is not None:
+        state.restore(fn)
+    with traced_path():
+        if run.mode.training:
+            return run_training(fn, args, kwargs, seed=run.seed, backward=backward)
+        return run_inference(fn, args, kwargs, seed=run.seed)
 
 
-def _reset_state(run: Run, module: Any) -> None:
-    # Each side starts from the user's parameters and buffers, so running stats and
-    # counters are compared after exactly one step on both sides.
+@contextlib.contextmanager
+def traced_path() -> Iterator[None]:
+    """Run eager along the path torch.export traces: the MHA/TransformerEncoder fast path off.
+
+    Under no_grad, nn.MultiheadAttention and nn.TransformerEncoder(Layer) take a fused fast path
+    (nested tensors: zeros at padded positions of src_key_padding_mask); export traces the regular
+    path, so an eager reference taken on the fast path is not the eager the program came from.
+    """
     import torch
 
-    if module is run.model:
-        prepare(run)
+    mha = getattr(torch.backends, "mha", None)
+    if mha is None or not hasattr(mha, "set_fastpath_enabled"):
+        yield
         return
-    saved = {name: clone for name, (_, clone) in run.model_state.tensors.items()}
-    with torch.no_grad():
-        for name, t in list(module.named_parameters()) + list(module.named_buffers()):
-            src = saved.get(name)
-            if src is not None and src.shape == t.shape:
-                t.copy_(src)
+    previous = mha.get_fastpath_enabled()
+    mha.set_fastpath_enabled(False)
+    try:
+        yield
+    finally:
+        mha.set_fastpath_enabled(previous)
+
+
+def _remember(run: Run, label: str, program: Any) -> None:
+    """Keep ``program`` and a snapshot of its own state (taken while it equals the model's snapshot)."""
+    from exportcore.isolation import ModelState
+
+    run.programs[label] = program
+    run.program_states[id(program)] = ModelState.capture(program, shared_with=run.model_state)
 
 
 def eager_reference(run: Run) -> RunResult:
@@ -79,8 +100,6 @@ def eager_reference(run: Run) -> RunResult:
 def capture(run: Run) -> Any:
     """Call torch.export.export exactly once; classify a failure."""
     import torch
-
-    from exportcore.execute import clone_tree
 
     with run.clock.stage("capture"):
         prepare(run)
@@ -103,16 +122,17 @@ def add_programs(run: Run, ep: Any) -> None:
     """Build .module() of the exported program, its decomposition and its reloaded copy."""
     import torch
 
+    prepare(run)
     with run.clock.stage("module"):
         try:
-            run.programs["exported"] = ep.module()
+            _remember(run, "exported", ep.module())
         except Exception as exc:
             run.fail(classify(exc, "module"))
     if "decompose" in run.checks:
         with run.clock.stage("decompose"):
             try:
                 decomposed = ep.run_decompositions()
-                run.programs["decomposed"] = decomposed.module()
+                _remember(run, "decomposed", decomposed.module())
             except Exception as exc:
                 run.fail(classify(exc, "decompose"))
         run.outcome.graph = graph_stats(decomposed)
@@ -129,7 +149,7 @@ def add_programs(run: Run, ep: Any) -> None:
                 with _tolerant_logging():
                     torch.export.save(ep, buffer)
                     buffer.seek(0)
-                    run.programs["reloaded"] = torch.export.load(buffer).module()
+                    _remember(run, "reloaded", torch.export.load(buffer).module())
             except Exception as exc:
                 run.fail(classify(exc, "serialize"))
 
@@ -147,25 +167,100 @@ def _tolerant_logging() -> Iterator[None]:
         logging.raiseExceptions = previous
 
 
-def compare_runs(run: Run, label: str, expected: RunResult, actual: RunResult, *, grads: bool = True) -> Failure | None:
-    """Compare one program's run with eager; return a numerics/training Failure or None."""
-    mismatch = compare(expected.outputs, actual.outputs, rtol=run.rtol, atol=run.atol, path="output")
+def compare_runs(
+    run: Run, label: str, expected: RunResult, actual: RunResult, *, grads: bool = True,
+    inputs: tuple[tuple, dict] | None = None,
+) -> Failure | None:
+    """Compare one program's run with eager (outputs, buffers after the call, grads); a Failure or None.
+
+    ``inputs`` (the call's args and kwargs) lets a float mismatch be judged against a float64
+    eager reference (compare.compare_with_reference), computed only when the plain check fails.
+    """
+    def check(part: str, exp: Any, act: Any) -> Mismatch | None:
+        found = compare(exp, act, rtol=run.rtol, atol=run.atol, path=part)
+        if found is None or found.kind != "value" or inputs is None:
+            return found
+        wide = _float64_run(run, expected, inputs)
+        if wide is None:
+            return found
+        ref = wide.outputs if part == "output" else (wide.buffers if part == "buffers" else wide.grads)
+        return compare_with_reference(exp, act, {} if ref is None else ref, rtol=run.rtol, atol=run.atol, path=part)
+
+    mismatch = check("output", expected.outputs, actual.outputs)
     stage = "numerics"
-    if mismatch is None and run.mode.training:
+    if mismatch is None and expected.buffers is not None and actual.buffers is not None:
+        stage = "training" if run.mode.training else "numerics"
+        common = {k: v for k, v in actual.buffers.items() if k in expected.buffers}
+        mismatch = check("buffers", {k: expected.buffers[k] for k in common}, common)
+    if mismatch is None and run.mode.training and grads and expected.grads is not None and actual.grads is not None:
         stage = "training"
-        if expected.buffers is not None and actual.buffers is not None:
-            common = {k: v for k, v in actual.buffers.items() if k in expected.buffers}
-            mismatch = compare(
-                {k: expected.buffers[k] for k in common}, common, rtol=run.rtol, atol=run.atol, path="buffers"
-            )
-        if mismatch is None and grads and expected.grads is not None and actual.grads is not None:
-            common = {k: v for k, v in actual.grads.items() if k in expected.grads}
-            mismatch = compare(
-                {k: expected.grads[k] for k in common}, common, rtol=run.rtol, atol=run.atol, path="grads"
-            )
+        common = {k: v for k, v in actual.grads.items() if k in expected.grads}
+        mismatch = check("grads", {k: expected.grads[k] for k in common}, common)
+        if mismatch is not None:
+            lost = _lost_tie(mismatch.path, expected, actual)
+            if lost:
+                return _alias_failure(label, mismatch, lost)
     if mismatch is None:
         return None
     return mismatch_failure(label, mismatch, stage)
+
+
+def _float64_run(run: Run, expected: RunResult, inputs: tuple[tuple, dict]) -> RunResult | None:
+    """Return eager's run in float64 on a deep copy (cached on ``expected``), or None if impossible."""
+    if expected.float64 is not None:
+        return expected.float64 or None
+    expected.float64 = False
+    import copy
+
+    import torch
+
+    def wide(t: torch.Tensor) -> torch.Tensor:
+        return t.to(torch.float64) if t.is_floating_point() and t.dtype != torch.float64 else t
+
+    prepare(run)
+    try:
+        model = copy.deepcopy(run.model).double()
+        args, kwargs = torch.utils._pytree.tree_map_only(torch.Tensor, wide, clone_tree(inputs))
+        with traced_path():
+            if run.mode.training:
+                result = run_training(model, args, kwargs, seed=run.seed)
+            else:
+                result = run_inference(model, args, kwargs, seed=run.seed)
+    except Exception:  # a model that cannot run in float64 (or be copied): the plain rule stands
+        return None
+    finally:
+        prepare(run)
+    expected.float64 = result
+    return result
+
+
+def _lost_tie(path: str, expected: RunResult, actual: RunResult) -> str:
+    """Return a sentence when the grads path names a weight tied in eager but not in the program."""
+    import re
+
+    found = re.match(r"grads\[(['\"])(.*)\1\]", path)
+    if not found or not expected.tied or actual.tied is None:
+        return ""
+    name = found.group(2)
+    mine, theirs = expected.tied.get(name, (name,)), actual.tied.get(name, (name,))
+    if len(mine) > 1 and set(mine) - set(theirs):
+        return (f"eager ties {', '.join(mine)} (one storage) but the program keeps "
+                f"{', '.join(sorted(set(mine) - set(theirs)))} apart from {name}")
+    return ""
+
+
+def _alias_failure(label: str, mismatch: Mismatch, lost: str) -> Failure:
+    what = {"exported": "ep.module()", "decomposed": "run_decompositions().module()", "reloaded": "load(save(ep)).module()"}
+    message = f"{what.get(label, label)} program lost a weight tie: {lost}; {mismatch.message}"
+    return Failure(
+        stage="training",
+        category="serialization" if label == "reloaded" else "numerics",
+        exc_type="AliasLost",
+        message=message[:400],
+        detail=message,
+        hint="tied weights must stay one storage: re-tie them after loading (module.b.weight = module.a.weight)"
+        " or report it to PyTorch; gradients of the two copies differ from eager's shared gradient",
+    )
 
 
 def mismatch_failure(label: str, mismatch: Mismatch, stage: str = "numerics") -> Failure:
@@ -191,7 +286,9 @@ def numerics_on_examples(run: Run, reference: RunResult) -> None:
                 failure = classify(exc, "run")
                 failure.message = f"{label} program failed on the example inputs: {failure.message}"
                 run.fail(failure)
-            failure = compare_runs(run, label, reference, actual, grads=label != "decomposed")
+            failure = compare_runs(
+                run, label, reference, actual, grads=label != "decomposed", inputs=(run.args, run.kwargs)
+            )
             if failure is not None:
                 run.fail(failure)
         prepare(run)

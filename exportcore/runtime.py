@@ -80,7 +80,9 @@ def _explore_valid(run: Run) -> None:
                 failure = classify(exc, "run")
                 return Probe("fail", f"{label} program raised {failure.exc_type}: {failure.message}", stage="run")
             if "numerics" in run.checks:
-                failure = compare_runs(run, label, reference, actual, grads=label != "decomposed")
+                failure = compare_runs(
+                    run, label, reference, actual, grads=label != "decomposed", inputs=(args, kwargs)
+                )
                 if failure is not None:
                     return Probe("fail", failure.message + "\n" + failure.detail, stage=failure.stage)
         return Probe("ok")
