@@ -38,6 +38,7 @@ from pytest_export.marker import MARKER, MARKER_HELP, MarkerError, parse_marker,
 from pytest_export.options import OPTIONS, add_options, resolve
 from pytest_export.records import RECORDS, SELECTED, item_case_id, record_key
 from pytest_export.runner import ITEM_RECORDS, ExportCheckFailed, MODE_PARAM, error_outcome, make_record, run_exportable
+from pytest_export.sanitize import clean_tree
 from pytest_export.settle import settle_verdict
 from pytest_export.summary import MAX_ROWS, summary_lines
 from pytest_export.threads import share_threads
@@ -239,6 +240,7 @@ class Controller:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Collect the records a report carries."""
         for record in getattr(report, "export_records", None) or ():
+            record = clean_tree(record)  # also records made outside make_record (a dead worker's)
             self.config.stash[RECORDS].append(record)
             self.config.stash[SELECTED].add(record_key(record))
 
