@@ -19,6 +19,7 @@ __all__ = [
 _GUARD_MESSAGES = (
     re.compile(r"Guard failed"),
     re.compile(r"Expected input at "),
+    re.compile(r"Unexpected number of dimensions in input at "),  # torch 2.6-2.8: another rank
     re.compile(r"Trying to flatten user inputs with exported input tree spec"),
 )
 # A ShapesSpec (torch >= 2.14) declares unbacked dims: the program enforces the declared
