@@ -124,6 +124,24 @@ def _suggested_fixes(text: str) -> list[str]:
     return [line.strip() for line in match.group(1).splitlines() if line.strip()] if match else []
 
 
+def _older_torch(f: _Facts) -> tuple[str, ...] | None:
+    """Message forms only older supported torch (2.6-2.9) raises for cases later releases export."""
+    if "references tensors that are neither buffers/parameters/constants nor are direct inputs" in f.low:
+        return ("python.closure", "Strict export on this torch refuses a tensor captured from outside forward:"
+                " register it as a buffer (register_buffer) or pass it as an input", "capture")
+    if re.search(r"tensor attribute [\w.]+ was assigned during export", f.low):
+        return ("torch.mutation", "Register the tensor attribute as a buffer (register_buffer) before export;"
+                " this torch refuses plain tensor attributes assigned in forward")
+    if "delaygraphbreakvariable" in f.low and re.search(r"\.\w+_\(", f.code):
+        # torch 2.6 dynamo names no reason for an in-place method it cannot trace (x.resize_(...))
+        return ("torch.mutation", "Use an out-of-place op instead of mutating an input in place (x = x.reshape(...)"
+                " rather than x.resize_(...)), or keep mutable state in a registered buffer")
+    if "unexpected number of dimensions in input at" in f.low:
+        return ("guards", "The exported program rejects this input before running: pass inputs with the same"
+                " rank and types as the example inputs")
+    return None
+
+
 def _inputs(f: _Facts) -> tuple[str, ...] | None:
     structure = "pytree" in f.low or "unsupported input type" in f.low
     if f.error_type == "INVALID_INPUT" or (f.stage in ("capture", "input") and "unsupported input type" in f.low):
@@ -144,6 +162,11 @@ def _guards(f: _Facts) -> tuple[str, ...] | None:
     if failed:
         return ("guards", f"The exported program only accepts inputs with `{failed.group(1).strip()}`: declare"
                 " that dim dynamic (Dim / Dim.AUTO) if it must vary, or call it with in-spec inputs")
+    expected = re.search(r"Expected input at (\S+) to be equal to (\S+), but got", f.text)
+    if expected:  # the pre-hook form (the only one before torch 2.9)
+        return ("guards", f"The exported program only accepts inputs with `{expected.group(1)} =="
+                f" {expected.group(2)}`: declare that dim dynamic (Dim / Dim.AUTO) if it must vary, or call it"
+                " with in-spec inputs")
     if "expected input at" in f.low:
         return ("guards", "The exported program rejects this input's shape or dtype: declare the dim dynamic"
                 " (Dim / Dim.AUTO) if it must vary, or call it with inputs like the examples")
@@ -258,14 +281,14 @@ def _fake_runtime(f: _Facts) -> tuple[str, ...] | None:
 _GRAPH_BREAKS: list[tuple[str, str, str]] = [
     (r"\bassert", "python.assert", "The model's `assert` fails or cannot be traced: make it hold for the"
      " example inputs, or express it with torch._check(...)"),
-    (r"context manager", "python.context-manager",
+    (r"context manager|before_with \w+variable", "python.context-manager",  # 2.6: BEFORE_WITH ...Variable
      "Move the unsupported `with` block out of forward, or export with strict=False; strict export traces only"
      " torch's own context managers (torch.no_grad, autocast, ...)"),
-    (r"graph_break\(\)", "torch.escape-hatch", "Remove torch._dynamo.graph_break() from the exported code path"),
+    (r"graph_break\(\)|skip function graph_break\b", "torch.escape-hatch", "Remove torch._dynamo.graph_break() from the exported code path"),
     (r"randomvaluesource|\brandom\.\w+|logging|logger", "python.standard-library",
      "Replace the Python standard-library call in forward with a torch op (torch.rand for random), or compute"
      " it outside the model and pass it in"),
-    (r"tolist\(\)", "data-dependent",
+    (r"tolist\(\)|for tolist", "data-dependent",
      "Keep the values as tensors instead of Tensor.tolist(), or pass them in as Python values"),
     (r"\bsort\b|sorted", "python.builtin", "Sort tensors with torch.sort / torch.argsort instead of sorted()"),
     (r"closure|nonlocal|cell contents", "python.closure",
@@ -288,7 +311,11 @@ def _graph_break(f: _Facts) -> tuple[str, ...] | None:
         return None
     said = _what_torch_said(f.text)
     called = re.search(r"builtin (?:operator )?`([\w.]+?)\.?`", f.text)  # "`open`", "`time.time.`"
-    module = _stdlib_frame(f.text) or (called and called.group(1).partition(".")[0])
+    # torch 2.6-2.8 spell it "unsupported builtin time.time." / "builtin: open [...]"
+    called = called or re.search(r"unsupported builtin (?!None\.)([\w.]+?)\.(?:\s|$)|^builtin: (\w+) \[", f.text, re.M)
+    if called and called.group(1) is None:
+        called = re.search(r"^builtin: (\w+)", f.text, re.M)
+    module = _stdlib_frame(f.text) or (called and called.group(1).partition(".")[0]) or _old_stdlib(f.text)
     for pattern, category, hint in _GRAPH_BREAKS[:3]:  # more specific than where it was raised
         if re.search(pattern, said):
             return (category, hint)
@@ -301,6 +328,16 @@ def _graph_break(f: _Facts) -> tuple[str, ...] | None:
         if re.search(pattern, said):
             return (category, hint)
     return None
+
+
+def _old_stdlib(text: str) -> str | None:
+    """Return the stdlib module of torch 2.6's forms: "skip function f in file .../logging/__init__.py",
+    "copy.deepcopy TensorVariable()"."""
+    skipped = re.search(r"skip function \w+ in file ([^'\n]+)", text)
+    if skipped:
+        return stdlib_module(skipped.group(1))
+    call = re.match(r"([a-z_]\w*)\.\w+ \w*Variable\(", text)
+    return call.group(1) if call and call.group(1) in sys.stdlib_module_names else None
 
 
 def _stdlib_frame(text: str) -> str | None:
@@ -350,7 +387,7 @@ def _escapes(f: _Facts) -> tuple[str, ...] | None:
     # wording ("Cannot access data pointer", ".numpy() ... tensor subclasses") would claim it.
     # Only dynamo's wording: "Cannot access data pointer" (non-strict) is also what an opaque custom
     # kernel without a fake implementation raises, which the operator rules handle.
-    if "data pointer comparison" in f.low:
+    if "data pointer comparison" in f.low or "dataptrvariable" in f.low:  # the latter: torch 2.6-2.8
         return ("python.builtin", "Tensor identity (data_ptr(), id(), `is`) means nothing for traced tensors:"
                 " pass an explicit flag argument, or keep the value you need in a local variable")
     if "torch.compiler.disable" in f.low or "torch._dynamo.disable" in f.low:
@@ -363,7 +400,7 @@ def _escapes(f: _Facts) -> tuple[str, ...] | None:
 
 
 _RULES = [
-    _by_stage, _constraints, _inputs, _escapes, _guards, _data_dependent, _operator, _higher_order, _mutation,
+    _by_stage, _constraints, _older_torch, _inputs, _escapes, _guards, _data_dependent, _operator, _higher_order, _mutation,
     _spec_violation, _raw_data, _fake_runtime, _user_assert, _graph_break,
 ]
 

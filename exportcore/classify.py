@@ -36,6 +36,9 @@ def classify(exc: BaseException, stage: str) -> Failure:
     exc_type = type(exc).__name__ + (f"({error_type})" if isinstance(error_type, str) and error_type else "")
     text = _safe_str(exc)
     message = _headline(text) or exc_type
+    inner = exc.__cause__ or exc.__context__
+    if message.startswith("Cond doesn't work unless it is captured completely") and inner is not None:
+        message = _headline(_safe_str(inner)) or message  # torch 2.6: the reason is in the cause
     return Failure(
         stage=new_stage,
         category=category,
@@ -112,6 +115,8 @@ def _headline(text: str) -> str:
     title = lines[0]
     if title.endswith("Got graph break/error:") and len(lines) > 1:
         title = lines[1]  # a higher-order op wraps the real graph break
+    elif title.startswith("Failed running call_function") and title.endswith(":") and len(lines) > 1:
+        title = f"{title} {lines[1]}"  # torch 2.6-2.8: the operator's own error is on the next line
     title = re.sub(r"\s*For more information, run with TORCH_LOGS=\S+", "", title)
     title = re.sub(r"\s*\((unhinted|Size-like symbols): [^()]*(\([^()]*\)[^()]*)*\)", "", title).strip()
     explanation = next((line for line in lines if line.startswith("Explanation:")), "")

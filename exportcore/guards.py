@@ -14,13 +14,14 @@ __all__ = [
     "named_ranges",
 ]
 
-# Guard failures come in two forms on every supported torch (2.6 onward): the input
-# pre-hook raises RuntimeError("Expected input at *args[0].shape[0] to be equal to 4, but
-# got 5") -- the only form before torch 2.9 -- and from 2.9 the generated guards function
-# asserts first ("Guard failed: x.size()[0] <= 64").
+# Guard failures come in two forms: the input pre-hook raises RuntimeError("Expected input
+# at *args[0].shape[0] to be equal to 4, but got 5") -- the only form on torch 2.6, which
+# also says "Unexpected number of dimensions in input at ..." for another rank -- and newer
+# releases' generated guards function asserts first ("Guard failed: x.size()[0] <= 64").
 _GUARD_MESSAGES = (
     re.compile(r"Guard failed"),
     re.compile(r"Expected input at "),
+    re.compile(r"Unexpected number of dimensions in input at "),  # torch 2.6-2.8: another rank
     re.compile(r"Trying to flatten user inputs with exported input tree spec"),
 )
 # A ShapesSpec (torch >= 2.14) declares unbacked dims: the program enforces the declared

@@ -81,6 +81,9 @@ class GlobalState:
         # default device makes every tensor a meta tensor); set only what changed.
         if torch.get_default_device() != self.default_device:
             torch.set_default_device(None if self.default_device == torch.device("cpu") else self.default_device)
+            context = getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None)
+            if context is not None and getattr(context, "device_context", False) is None:
+                del context.device_context  # torch 2.6 leaves None behind, which get_default_device() trips on
         if (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()) != self.anomaly:
             torch.set_anomaly_enabled(*self.anomaly)
         if torch.get_float32_matmul_precision() != self.matmul_precision:

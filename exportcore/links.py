@@ -1,7 +1,7 @@
 """Link a classified failure to the nearest ExportDB case: the one that shows it and its rewrite.
 
 A table of (exception type, message pattern, stages) -> case name, written against the
-messages torch 2.14 produces for the cases in exportdb/ (tests/test_links.py checks every
+messages torch 2.14 produces (and the older forms of 2.6-2.9 where they differ) for the cases in exportdb/ (tests/test_links.py checks every
 name exists and the classic failures pick the right case). exportcore must not import
 exportdb, so the table holds names only. Torch-free.
 """
@@ -28,16 +28,18 @@ LINKS: tuple[Link, ...] = (
     # data-dependent control flow and sizes
     Link("Unsupported", r"Data-dependent branching", _CAPTURE, "if_on_tensor_value"),
     Link("", r"data-dependent expression Eq\(u\d+, 1\)", _CAPTURE, "if_on_tensor_value"),
+    # torch 2.6-2.9: a size from .item() is checked against 0 (split, narrow) before it is used
+    Link("", r"guard on data-dependent expression Eq\(u\d+, 0\)", _CAPTURE, "item_dependent_split_count"),
     Link("", r"guard on data-dependent expression u\d+ [<>]=? ", _CAPTURE, "nonzero_count_branch"),
     Link("", r"specialized integer from data-dependent expression u\d+\.?(\s|$)", _CAPTURE,
          "python_loop_over_item_count"),
     Link("", r"specialized integer from data-dependent expression", _CAPTURE, "item_dependent_split_count"),
     Link("", r"guard on data-dependent expression", _CAPTURE, "if_on_tensor_value"),
     # dynamic shape constraint violations
-    Link("", r"marked \w+ as dynamic but your code specialized it to be a constant \([01]\)", _CAPTURE,
-         "example_size_one_specializes"),
-    Link("", r"marked \w+ as dynamic but your code specialized it to be a constant", _CAPTURE,
-         "reshape_specializes_dim"),
+    # "... specialized it to be a constant (4)"; torch 2.6-2.8: "... was inferred to be a constant (4)"
+    Link("", r"(specialized it|was inferred) to be a constant \([01]\)", _CAPTURE, "example_size_one_specializes"),
+    Link("", r"marked \w+ as dynamic but your code specialized it to be a constant|was inferred to be a constant",
+         _CAPTURE, "reshape_specializes_dim"),
     Link("", r"must always be equal", _CAPTURE, "unrelated_dims_must_be_equal"),
     Link("", r"must always be related to", _CAPTURE, "undeclared_derived_relation"),
     # size arithmetic: the shape of the violated guard says which code made it
@@ -52,10 +54,10 @@ LINKS: tuple[Link, ...] = (
     Link("UnsupportedOperatorException", r"", (), "custom_op_missing_fake"),
     Link("", r"\.numpy\(\) is not supported", (), "numpy_roundtrip"),
     # Python features strict (dynamo) does not trace
-    Link("", r"Unsupported context manager", (), "lock_context_manager"),
+    Link("", r"Unsupported context manager|BEFORE_WITH \w+Variable", (), "lock_context_manager"),
     Link("", r"builtin operator `id`|\bid\(\)", (), "tensor_identity_via_data_ptr"),
-    Link("", r"Data pointer comparison|Cannot access data pointer", (), "tensor_identity_via_data_ptr"),
-    Link("", r"Failed to trace builtin operator", (), "open_file_in_forward"),
+    Link("", r"Data pointer comparison|Cannot access data pointer|DataPtrVariable", (), "tensor_identity_via_data_ptr"),
+    Link("", r"Failed to trace builtin operator|^builtin: open\b", (), "open_file_in_forward"),
     Link("", r"torch\.compiler\.disable|_dynamo\.disable|Skip calling .*disable", (), "dynamo_disable_in_strict"),
     Link("", r"Higher order ops do not support input mutation", (), "cond_branch_mutates_operand"),
     Link("", r"_checkpoint_context_fn", (), "checkpointed_block"),

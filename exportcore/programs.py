@@ -101,13 +101,16 @@ def capture(run: Run) -> Any:
     """Call torch.export.export exactly once; classify a failure."""
     import torch
 
+    from exportcore.export_hooks import no_leaked_hooks
+
     with run.clock.stage("capture"):
         prepare(run)
         args, kwargs = clone_tree((run.args, run.kwargs))
         try:
-            ep = torch.export.export(
-                run.model, args, kwargs or None, dynamic_shapes=run.dynamic_shapes, strict=run.mode.strict
-            )
+            with no_leaked_hooks():
+                ep = torch.export.export(
+                    run.model, args, kwargs or None, dynamic_shapes=run.dynamic_shapes, strict=run.mode.strict
+                )
         except Exception as exc:
             prepare(run)
             run.fail(classify(exc, "capture"))

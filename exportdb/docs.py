@@ -12,7 +12,7 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
-from exportdb.registry import CATEGORIES, MODES, TAGS, ExportCase, Fails, all_cases, get
+from exportdb.registry import CATEGORIES, MODES, TAGS, ExportCase, Fails, Pass, all_cases, get
 
 __all__ = ["render"]
 
@@ -118,10 +118,13 @@ def _result(case: ExportCase, mode: str) -> str:
     if mode not in case.modes:
         return "<td class=skip>not run</td>"
     exp = case.expect[mode]
+    history = f"<br><small>{_e(case.history(mode))}</small>" if case.history(mode) else ""
     if isinstance(exp, Fails):
         stage = f" at {_e(exp.stage)}" if exp.stage else ""
-        return f"<td class=fail>fails: {_e(exp.category)}{stage}</td>"
-    return "<td class=pass>passes</td>"
+        return f"<td class=fail>fails: {_e(exp.category)}{stage}{history}</td>"
+    if not isinstance(exp, Pass):
+        return f"<td class=skip>{_e(str(exp))}{history}</td>"
+    return f"<td class=pass>passes{history}</td>"
 
 
 def _link(case: ExportCase) -> str:

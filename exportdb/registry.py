@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Union
 
 __all__ = [
-    "CATEGORIES", "MODES", "TAGS", "PASS", "Pass", "Fails", "Changed", "Expectation", "ExportCase",
+    "CATEGORIES", "MODES", "TAGS", "PASS", "Pass", "Fails", "Skip", "Changed", "Expectation", "ExportCase",
     "case", "all_cases", "get", "by_tag", "by_category", "validate", "installed_torch", "parse_version",
 ]
 
@@ -101,7 +101,17 @@ class Fails:
         return f"fails: {self.category}{where}"
 
 
-Expectation = Union[Pass, Fails]
+@dataclass(frozen=True)
+class Skip:
+    """The case cannot run on this torch at all (e.g. it uses an API added later): its tests skip."""
+
+    why: str
+
+    def __str__(self) -> str:
+        return f"not applicable: {self.why}"
+
+
+Expectation = Union[Pass, Fails, Skip]
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)")
 
@@ -127,10 +137,10 @@ class Changed:
     after: Union[Expectation, "Changed"]
 
     def __post_init__(self) -> None:
-        if not isinstance(self.before, (Pass, Fails)):
-            raise TypeError(f"Changed.before must be PASS or Fails(...), got {self.before!r}")
-        if not isinstance(self.after, (Pass, Fails, Changed)):
-            raise TypeError(f"Changed.after must be PASS, Fails(...) or Changed(...), got {self.after!r}")
+        if not isinstance(self.before, (Pass, Fails, Skip)):
+            raise TypeError(f"Changed.before must be PASS, Fails(...) or Skip(...), got {self.before!r}")
+        if not isinstance(self.after, (Pass, Fails, Skip, Changed)):
+            raise TypeError(f"Changed.after must be PASS, Fails(...), Skip(...) or Changed(...), got {self.after!r}")
         at = parse_version(self.at)
         if isinstance(self.after, Changed) and parse_version(self.after.at) <= at:
             raise ValueError(f"Changed: versions must increase, got {self.at} then {self.after.at}")
@@ -203,6 +213,10 @@ class ExportCase:
     def supported(self) -> bool:
         """Return True when every mode passes."""
         return all(isinstance(self.expect[m], Pass) for m in self.modes)
+
+    def skipped_modes(self) -> dict[str, str]:
+        """Return mode -> reason for the modes that cannot run on the installed torch."""
+        return {m: e.why for m in self.modes for e in [self.expect[m]] if isinstance(e, Skip)}
 
     def failing_modes(self) -> tuple[str, ...]:
         """Return the modes this case is expected to fail in."""
@@ -296,7 +310,7 @@ def _make(name: str, category: str, tags: Any, description: Any, expect: Any, re
         raise ValueError(f"{where}: unknown tag(s) {unknown}; known tags: {sorted(TAGS)}")
     if not isinstance(description, str) or len(description.strip()) < 20:
         raise ValueError(f"{where}: description must teach something (>= 20 characters)")
-    if isinstance(expect, (Pass, Fails, Changed)):
+    if isinstance(expect, (Pass, Fails, Skip, Changed)):
         per_mode = {m: expect for m in MODES}
     elif isinstance(expect, Mapping):
         bad = [m for m in expect if m not in MODES]
@@ -306,8 +320,9 @@ def _make(name: str, category: str, tags: Any, description: Any, expect: Any, re
     else:
         raise TypeError(f"{where}: expect must be PASS, Fails(...), Changed(...) or a {{mode: ...}} dict")
     for mode, exp in per_mode.items():
-        if not isinstance(exp, (Pass, Fails, Changed)):
-            raise TypeError(f"{where}: expect[{mode!r}] must be PASS, Fails(...) or Changed(...), got {exp!r}")
+        if not isinstance(exp, (Pass, Fails, Skip, Changed)):
+            raise TypeError(f"{where}: expect[{mode!r}] must be PASS, Fails(...), Skip(...) or Changed(...), "
+                            f"got {exp!r}")
     declared = per_mode
     version = installed_torch()
     per_mode = {m: e.resolve(version) if isinstance(e, Changed) else e for m, e in declared.items()}
@@ -330,7 +345,44 @@ def _make(name: str, category: str, tags: Any, description: Any, expect: Any, re
 def _load() -> dict[str, ExportCase]:
     for category in CATEGORIES:
         importlib.import_module(f"exportdb.cases.{category}")
+    if not _VERSIONED:
+        _apply_versions()
     return _REGISTRY
+
+
+_VERSIONED: list[bool] = []
+
+
+def _apply_versions() -> None:
+    """Fold exportdb/versions.py (what older torch releases do) into the cases' declarations."""
+    from dataclasses import replace
+
+    from exportdb.versions import OLDER
+
+    version = installed_torch()
+    for (name, mode), steps in OLDER.items():
+        c = _REGISTRY.get(name)
+        if c is None or mode not in c.modes:
+            raise ValueError(f"exportdb/versions.py: no case {name!r} running in mode {mode!r}")
+        declared = dict(c.declared or c.expect)
+        exp: Any = declared[mode]
+        for until, *what in reversed(steps):  # build the chain from the newest step back
+            exp = Changed(_expectation(what, f"exportdb/versions.py[{name!r}, {mode!r}]"), at=until, after=exp)
+        declared[mode] = exp
+        expect = {m: e.resolve(version) if isinstance(e, Changed) else e for m, e in declared.items()}
+        _REGISTRY[name] = replace(c, expect=expect, declared=declared)
+    _VERSIONED.append(True)
+
+
+def _expectation(what: list[str], where: str) -> Expectation:
+    kind, *rest = what
+    if kind == "passes":
+        return PASS
+    if kind == "fails":
+        return Fails(rest[0], stage=rest[1] if len(rest) > 1 else None)
+    if kind == "skip":
+        return Skip(rest[0])
+    raise ValueError(f"{where}: unknown outcome {kind!r} (passes, fails, skip)")
 
 
 def all_cases() -> list[ExportCase]:

@@ -17,8 +17,13 @@ from exportdb.registry import ExportCase, all_cases
 
 
 def _make_test(case: ExportCase) -> Callable[[], Any]:
-    @pytest.mark.exportable(modes=list(case.modes), expect=case.marker_expect(), examples=case.examples)
+    skipped = case.skipped_modes()
+    modes = [m for m in case.modes if m not in skipped] or list(case.modes)
+
+    @pytest.mark.exportable(modes=modes, expect=case.marker_expect(), examples=case.examples)
     def test() -> Any:
+        if len(skipped) == len(case.modes):  # nothing can run on this torch; say why per case
+            pytest.skip(next(iter(skipped.values())))
         return case.instantiate()
 
     test.__name__ = test.__qualname__ = f"test_{case.name}"

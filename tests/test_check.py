@@ -197,9 +197,14 @@ def test_auto_dim_accepts_sizes_0_and_1_is_a_finding_and_can_be_an_error():
 
 
 def test_strict_reports_unused_buffer_dropped_from_module():
-    out = check(ConvBNDrop(), (torch.randn(2, 3, 8, 8),), mode="strict", examples=0)
+    x = torch.randn(2, 3, 8, 8)
+    out = check(ConvBNDrop(), (x,), mode="strict", examples=0)
     missing = [f for f in out.findings if f.kind == "state_missing"]
-    assert missing and "num_batches_tracked" in missing[0].message
+    exported = torch.export.export(ConvBNDrop().eval(), (x,), strict=True).module()
+    if any(name.endswith("num_batches_tracked") for name, _ in exported.named_buffers()):
+        assert not missing  # torch 2.6 keeps the buffer in strict exports: nothing to report
+    else:
+        assert missing and "num_batches_tracked" in missing[0].message
 
 
 def test_eager_failure_is_an_error_not_an_export_failure():

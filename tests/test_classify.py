@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -26,6 +27,17 @@ def raised(fn: Callable[[], Any]) -> BaseException:
         fn()
     except Exception as exc:  # noqa: BLE001 - any exception torch raises is the subject under test
         return exc
+    raise AssertionError("expected an exception")
+
+
+def raised_or_older(fn: Callable[[], Any], what: str) -> BaseException:
+    """Like raised(), but a torch older than 2.14 that exports ``what`` without error skips the test."""
+    try:
+        fn()
+    except Exception as exc:  # noqa: BLE001 - any exception torch raises is the subject under test
+        return exc
+    if tuple(int(p) for p in torch.__version__.split(".")[:2]) < (2, 14):
+        pytest.skip(f"torch {torch.__version__} exports {what} without error: nothing to classify")
     raise AssertionError("expected an exception")
 
 
@@ -181,7 +193,9 @@ def test_branch_on_tensor_value_is_data_dependent_with_torch_cond_hint(strict):
     assert failure.source is not None and failure.source.file.endswith(HERE)
     assert failure.source.line == line_of("MARK-branch")
     assert "if x.sum() > 0" in failure.source.code
-    assert failure.exc_type == ("Unsupported" if strict else "GuardOnDataDependentSymNode")
+    # torch 2.6-2.8 raise UserError(DYNAMIC_CONTROL_FLOW) in strict
+    assert failure.exc_type in (("Unsupported", "UserError(DYNAMIC_CONTROL_FLOW)") if strict
+                                else ("GuardOnDataDependentSymNode",))
 
 
 @pytest.mark.parametrize("strict", [True, False], ids=["strict", "non_strict"])
@@ -209,7 +223,7 @@ def test_unsupported_context_manager_in_strict():
     failure = classify(raised(lambda: export(LockContext(), (X,), strict=True)), "capture")
     assert failure.category == "python.context-manager"
     assert "strict=False" in failure.hint
-    assert failure.message.startswith("Unsupported context manager")
+    assert failure.message.startswith(("Unsupported context manager", "BEFORE_WITH"))  # the latter: torch 2.6
     assert failure.source is not None and failure.source.line == line_of("MARK-lock")
 
 
@@ -246,7 +260,8 @@ def test_python_random_in_strict_is_standard_library():
 
 
 def test_deepcopy_in_non_strict_is_standard_library():
-    failure = classify(raised(lambda: export(DeepCopy(), (X,), strict=False)), "capture")
+    failure = classify(raised_or_older(lambda: export(DeepCopy(), (X,), strict=False), "deepcopy in non-strict"),
+                       "capture")
     assert failure.category == "python.standard-library"
     assert "clone()" in failure.hint
 
@@ -310,7 +325,8 @@ def test_specialized_dim_is_a_constraint_violation_with_torch_fix():
     assert failure.exc_type == "UserError(CONSTRAINT_VIOLATION)"
     assert "Suggested fixes" in failure.detail
     assert failure.hint.startswith("torch suggests b = 4: the model fixes b to 4") and "Dim.STATIC" in failure.hint
-    assert "specialized it to be a constant (4)" in failure.message
+    # torch 2.6-2.8: "... because b was inferred to be a constant (4)"
+    assert re.search(r"(specialized it|was inferred) to be a constant \(4\)", failure.message)
 
 
 def test_derived_dim_suggestion_becomes_the_hint():
@@ -364,11 +380,13 @@ def test_fake_kernel_with_wrong_shape_is_an_operator_failure(strict):
     assert "register_fake" in failure.hint
     if strict:
         assert failure.exc_type == "TorchRuntimeError"
-        assert "broadcast" in failure.message  # the inner error, not dynamo's generic title
+        # the inner error, not dynamo's generic title (torch 2.6-2.8: "The size of tensor a (5) must match ...")
+        assert re.search(r"broadcast|must match the size", failure.message)
 
 
 def test_torch_cond_branch_returning_an_alias():
-    failure = classify(raised(lambda: export(CondAliases(), (X,), strict=False)), "capture")
+    failure = classify(raised_or_older(lambda: export(CondAliases(), (X,), strict=False), "an aliasing cond branch"),
+                       "capture")
     assert failure.category == "torch.cond"
     assert "clone()" in failure.hint
 
@@ -382,7 +400,7 @@ def test_torch_cond_branches_with_different_shapes():
     failure = classify(raised(lambda: export(CondShapes(), (X,), strict=False)), "capture")
     assert failure.category == "torch.cond"
     assert "same structure, shapes and dtypes" in failure.hint
-    assert "expected same dim" in failure.message
+    assert re.search(r"expected same dim|same metadata", failure.message)  # the latter: torch 2.6-2.8
 
 
 class ReturnsObject(torch.nn.Module):
@@ -435,7 +453,7 @@ def static_program():
 def test_guard_failure_when_calling_the_exported_module(static_program):
     failure = classify(raised(lambda: static_program.module()(torch.randn(5, 3))), "run")
     assert failure.category == "guards"
-    assert "x.size()[0] == 4" in failure.hint
+    assert re.search(r"`(x\.size\(\)\[0\]|\*args\[0\]\.shape\[0\]) == 4`", failure.hint)  # 2nd: torch 2.6-2.8
 
 
 def test_calling_with_another_input_structure_is_a_guard_failure(static_program):

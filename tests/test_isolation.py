@@ -32,7 +32,7 @@ class Vandal(torch.nn.Module):
         torch.set_default_dtype(torch.float64)
         torch.use_deterministic_algorithms(True, warn_only=True)
         torch.set_grad_enabled(False)
-        if not torch.compiler.is_exporting():  # settings export itself would choke on
+        if not getattr(torch.compiler, "is_exporting", torch.compiler.is_compiling)():  # settings export itself would choke on
             torch.set_default_device("meta")
             torch.autograd.set_detect_anomaly(True)
             torch.set_float32_matmul_precision("medium")
@@ -178,10 +178,10 @@ class Hang(torch.nn.Module):
 
 
 class HangInExport(torch.nn.Module):
-    """Runs in eager; loops forever while being exported (both tracers set is_exporting)."""
+    """Runs in eager; loops forever while being exported (both tracers set is_exporting; is_compiling on 2.6)."""
 
     def forward(self, x):
-        while torch.compiler.is_exporting():
+        while getattr(torch.compiler, "is_exporting", torch.compiler.is_compiling)():
             pass
         return x + 1
 

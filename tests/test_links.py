@@ -105,7 +105,13 @@ def test_identity_builtins(mode: str) -> None:
         def forward(self, a, b):
             return a * 2 if a.data_ptr() == b.data_ptr() else a - b
 
-    assert _linked(_check(SameBuffer(), (torch.randn(3), torch.randn(3)), mode)) == "tensor_identity_via_data_ptr"
+    outcome = _check(SameBuffer(), (torch.randn(3), torch.randn(3)), mode)
+    if mode == "non_strict" and outcome.failure is not None and outcome.failure.category == "numerics":
+        # torch 2.6 non-strict bakes the comparison's example result into the graph: the export is
+        # wrong rather than refused, and the numerics check is what catches it (no message to link).
+        assert tuple(int(p) for p in torch.__version__.split(".")[:2]) < (2, 14), outcome.failure
+    else:
+        assert _linked(outcome) == "tensor_identity_via_data_ptr"
 
     class ById(torch.nn.Module):
         def forward(self, a, b):

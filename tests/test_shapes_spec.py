@@ -133,7 +133,7 @@ def test_shapes_collection_with_and_without_model():
         assert axes_roots(spec) == {"args[0]": ["b", None], "kwargs['y']": ["b"]}
 
 
-@pytest.mark.skipif(not hasattr(torch.export, "AdditionalInputs"), reason="torch.export.AdditionalInputs: torch >= 2.7")
+@pytest.mark.skipif(not hasattr(torch.export, "AdditionalInputs"), reason="torch.export.AdditionalInputs: torch >= 2.8")
 def test_additional_inputs_mark_the_varying_axes_dynamic():
     ai = torch.export.AdditionalInputs()
     ai.add((torch.ones(5, 4), torch.ones(6)))

@@ -1,9 +1,9 @@
 """The spellings of dynamic-shape objects across torch versions, detected by feature.
 
-torch 2.6 builds ``Dim("b")`` as a class (metaclass ``_Dim``) and ``Dim.AUTO`` as a member
-of the ``_DimHint`` enum; later releases make ``Dim`` a class with instances and
-``Dim.AUTO`` a ``_DimHint`` dataclass that may carry ``min``/``max`` (``Dim.AUTO(max=8)``).
-``AdditionalInputs`` arrived after 2.6; ``ShapesSpec``/``ParamsSpec``
+torch 2.6 and 2.7 build ``Dim("b")`` as a class (metaclass ``_Dim``) and ``Dim.AUTO`` as a
+member of the ``_DimHint`` enum; from 2.8 ``Dim`` is a class with instances and ``Dim.AUTO`` a
+``_DimHint`` dataclass that may carry ``min``/``max`` (``Dim.AUTO(max=8)``).
+``AdditionalInputs`` arrived in 2.8; ``ShapesSpec``/``ParamsSpec``
 (``torch.fx.experimental.dynamic_spec``) in 2.14. Callers ask these helpers instead of
 checking version strings.
 """
