@@ -217,6 +217,9 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
         if engine_mode != mode:
             kwargs["export_mode"] = engine_mode
         outcome = run_engine(item, case, mode, kwargs)
+        if expect is None and engine_mode != parse_label(mode)[0] and _before_lowering(outcome):
+            # The target's own export failed: the failure its export mode is expected to have.
+            expect = spec.expect.get(engine_mode)
     item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
     verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config))
     add_record(item, make_record(item.nodeid, case_id, mode, verdict, expect,
@@ -224,6 +227,11 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
     warn_findings(outcome)
     if exc is not None:
         raise exc
+
+
+def _before_lowering(outcome: Outcome) -> bool:
+    return outcome.status == "failed" and outcome.failure is not None and outcome.failure.stage in (
+        "eager", "capture", "constraints")
 
 
 def warn_findings(outcome: Outcome) -> None:

@@ -65,12 +65,13 @@ def run_target(run: Run) -> None:
         _describe_program(run, ep)
         run.programs["ep"] = ep
     run.programs["exported"] = ep.module()
-    stateful = _mutates_state(ep)
+    mutated = _mutated_state(ep)
+    stateful = bool(mutated)
     if stateful:
         # Runtimes keep mutated buffers differently (ExecuTorch keeps them, ONNX Runtime drops them,
         # ep.module() shares them with the program): only the first call is comparable with eager.
         run.outcome.notes.append(
-            f"{name}: the program mutates buffers ({', '.join(sorted(ep.graph_signature.buffers_to_mutate.values()))}); "
+            f"{name}: the program mutates buffers ({', '.join(mutated)}); "
             "numerics are checked on the example inputs (the first call) only; drawn and out-of-range "
             "shapes are checked for acceptance and rejection"
         )
@@ -99,12 +100,11 @@ def run_target(run: Run) -> None:
             prepare(run)
 
 
-def _mutates_state(ep: Any) -> bool:
-    """Return whether the program writes to a buffer (the export IR keeps in-place ops, e.g. add_)."""
+def _mutated_state(ep: Any) -> list[str]:
+    """Return the buffers/parameters the program writes to (the export IR keeps in-place ops, e.g. add_)."""
     signature = ep.graph_signature
-    if signature.buffers_to_mutate:
-        return True
-    state = set(signature.inputs_to_buffers) | set(signature.inputs_to_parameters)
+    names = set(signature.buffers_to_mutate.values())
+    state = {**signature.inputs_to_buffers, **signature.inputs_to_parameters}
     for node in ep.graph.nodes:
         schema = getattr(node.target, "_schema", None)
         if node.op != "call_function" or schema is None or not schema.is_mutable:
@@ -115,8 +115,8 @@ def _mutates_state(ep: Any) -> bool:
                 break
             source = source.args[0]
         if getattr(source, "name", None) in state:
-            return True
-    return False
+            names.add(state[source.name])
+    return sorted(names)
 
 
 def _describe_program(run: Run, ep: Any) -> None:
