@@ -128,15 +128,13 @@ def _describe_program(run: Run, ep: Any) -> None:
 
 
 def _tolerances(run: Run, target: Target, outputs: Any) -> tuple[float | None, float | None]:
-    """Return the user's tolerances, else the loosest dtype default widened to the target's floor."""
-    if run.rtol is not None or run.atol is not None:
-        return run.rtol, run.atol
+    """Return the user's tolerances where given, else the loosest dtype default widened to the target's floor."""
     rtol, atol = target.tolerance
     for t in flat_tensors(outputs):
         if t.is_floating_point() or t.is_complex():
             d_rtol, d_atol = default_tolerances(t.dtype)
             rtol, atol = max(rtol, d_rtol), max(atol, d_atol)
-    return rtol, atol
+    return (rtol if run.rtol is None else run.rtol), (atol if run.atol is None else run.atol)
 
 
 def _shapes_text(args: tuple, kwargs: dict) -> str:
