@@ -252,6 +252,9 @@ def _explore(run: Run, target: Target, runner: Runner, tol: tuple | None) -> Non
     if result.failure is None:
         return
     run.outcome.counterexample = result.counterexample
+    if result.counterexample is not None:
+        result.counterexample.reproduce = result.counterexample.reproduce.replace(
+            "got = ep.module()(*args, **kwargs)", f"got = <the loaded {name} artifact>(*args, **kwargs)")
     shapes = result.counterexample.shapes if result.counterexample else {}
     stage = result.failure.stage
     if stage == "run" and "exc" in last:
