@@ -231,3 +231,14 @@ def test_a_model_that_mutates_a_buffer_is_compared_on_its_first_call_only_and_sa
     assert outcome.status == "passed", outcome.failure and outcome.failure.headline()
     assert any("mutates buffers (calls)" in note for note in outcome.notes)
     assert all(r[".module()"] != "wrong result" for r in outcome.shape_table)
+
+
+@needs_onnx
+def test_the_artifact_directory_is_removed_afterwards(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    model, args = small_case()
+    outcome = exportcore.check(model, args, dynamic_shapes=BATCH, target="onnx", examples=1)
+    assert outcome.status == "passed"
+    assert not list(tmp_path.glob("pytest-export-*"))
