@@ -241,6 +241,9 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
         if expect is not None and not options.explain:
             kwargs["explain"] = "off"  # a declared expected failure is known: no fix to compute
         outcome = run_engine(item, case, mode, kwargs)
+        if expect is None and engine_mode != parse_label(mode)[0] and _before_lowering(outcome):
+            # The target's own export failed: the failure its export mode is expected to have.
+            expect = spec.expect.get(engine_mode)
     item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
     outcome = clean_outcome(outcome)
     warn_findings(item, outcome)
@@ -250,6 +253,11 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
                                  time.perf_counter() - start, outcome))
     if exc is not None:
         raise exc
+
+
+def _before_lowering(outcome: Outcome) -> bool:
+    return outcome.status == "failed" and outcome.failure is not None and outcome.failure.stage in (
+        "eager", "capture", "constraints")
 
 
 def warn_findings(item: pytest.Item, outcome: Outcome) -> None:

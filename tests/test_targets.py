@@ -209,3 +209,36 @@ def test_a_runtime_that_cannot_use_the_device_names_why():
 
         if "CUDAExecutionProvider" not in onnxruntime.get_available_providers():
             assert "CUDAExecutionProvider" in get_target("onnx").unsupported_device("cuda")
+
+
+class Counter(torch.nn.Module):
+    """Counts its calls in a buffer: runtimes keep such state differently."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(1))
+        self.fc = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return self.fc(x) * self.calls
+
+
+@needs_onnx
+def test_a_model_that_mutates_a_buffer_is_compared_on_its_first_call_only_and_says_so():
+    torch.manual_seed(0)
+    outcome = exportcore.check(Counter(), (torch.randn(4, 4),), dynamic_shapes=BATCH, target="onnx", examples=3)
+    assert outcome.status == "passed", outcome.failure and outcome.failure.headline()
+    assert any("mutates buffers (calls)" in note for note in outcome.notes)
+    assert all(r[".module()"] != "wrong result" for r in outcome.shape_table)
+
+
+@needs_onnx
+def test_the_artifact_directory_is_removed_afterwards(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    model, args = small_case()
+    outcome = exportcore.check(model, args, dynamic_shapes=BATCH, target="onnx", examples=1)
+    assert outcome.status == "passed"
+    assert not list(tmp_path.glob("pytest-export-*"))

@@ -4,8 +4,8 @@ The key is the case's identity (case id, export mode, device) plus a fingerprint
 everything the program depends on: the model's structure and plain attributes, the
 values of its parameters and buffers, the example inputs and the dynamic-shape spec.
 A fresh model built with other weights, another flag or other inputs misses. On a hit
-the program's own state is fingerprinted again, so an entry whose tensors changed
-since it was stored is dropped rather than served.
+the program's own graph code and tensors are fingerprinted again, so an entry that a
+run or a lowering changed since it was stored is dropped rather than served.
 
 Entries are kept only while a session asked for targets (``enable()``), at most
 ``_MAX_ENTRIES`` of them: an exported program holds its model's weights.
@@ -85,6 +85,7 @@ def store(key: tuple, ep: Any) -> None:
 
 def _program_state_digest(ep: Any) -> str:
     h = hashlib.blake2b(digest_size=20)
+    h.update(ep.graph_module.code.encode())  # a lowering that rewrote the graph in place
     _tensors(h, dict(ep.state_dict))
     _tensors(h, {k: v for k, v in ep.constants.items() if hasattr(v, "shape")})
     return h.hexdigest()

@@ -268,3 +268,20 @@ def test_cpu_only():
     else:
         result.assert_outcomes(passed=2, skipped=2)
         result.stdout.fnmatch_lines(["SKIPPED [[]2[]] *device cuda: not available*"])
+
+
+def test_a_target_whose_export_fails_carries_its_export_modes_expectation(project, verdicts):
+    if unavailable("onnx"):
+        pytest.skip(unavailable("onnx"))
+    project.makepyfile(test_m="""
+import pytest
+import torch
+from models import DataDependent
+
+@pytest.mark.exportable(modes=["non_strict"], targets=["onnx"], expect={"non_strict": "data-dependent branch"})
+def test_branchy():
+    return DataDependent(), (torch.ones(3),)
+""")
+    project.runpytest("-p", "no:cacheprovider").assert_outcomes(xfailed=2)
+    assert verdicts() == {("test_m.py::test_branchy", "non_strict"): "xfailed",
+                          ("test_m.py::test_branchy", "onnx"): "xfailed"}

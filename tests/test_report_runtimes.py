@@ -1,0 +1,43 @@
+"""The shapes × runtimes tables: rows merged per case from the target records, columns in order."""
+
+from __future__ import annotations
+
+from pytest_export.report_md import render_markdown
+from pytest_export.report_runtimes import runtime_tables, runtimes_html
+
+
+def record(mode: str, rows: list[dict[str, str]], case: str = "t.py::test_m") -> dict:
+    return {"test": f"{case}[{mode}]", "case": case, "mode": mode, "verdict": "passed", "expect": None,
+            "duration": 0.1, "outcome": {"shape_table": rows}}
+
+
+ONNX = [{"shapes": "args[0]=[4, 4]", "kind": "example", ".module()": "accepted", "onnx": "accepted"},
+        {"shapes": "args[0]=[67, 4]", "kind": "out of range (above_max:b)", ".module()": "rejected",
+         "onnx": "accepted"}]
+AOTI = [{"shapes": "args[0]=[67, 4]", "kind": "out of range (above_max:b)", ".module()": "rejected",
+         "aoti": "rejected"},
+        {"shapes": "args[0]=[9, 4]", "kind": "in range", ".module()": "accepted", "aoti": "accepted"}]
+
+
+def test_rows_of_every_target_of_a_case_merge_by_shape():
+    tables = runtime_tables([record("onnx", ONNX), record("aoti", AOTI), record("non_strict", [])])
+    table = tables["t.py::test_m"]
+    assert table["columns"] == [".module()", "aoti", "onnx"]
+    assert [r["kind"] for r in table["rows"]] == ["example", "in range", "out of range (above_max:b)"]
+    above = table["rows"][-1]
+    assert (above[".module()"], above["aoti"], above["onnx"]) == ("rejected", "rejected", "accepted")
+    assert "aoti" not in table["rows"][0]  # not tried there: shown as a dash
+
+
+def test_devices_get_their_own_table_and_cases_without_targets_none():
+    tables = runtime_tables([record("onnx", ONNX), record("onnx-cuda", ONNX), record("strict", [], "t.py::test_x")])
+    assert sorted(tables) == ["t.py::test_m", "t.py::test_m [cuda]"]
+
+
+def test_html_and_markdown_show_the_table_and_mark_an_accepted_out_of_range_shape():
+    tables = runtime_tables([record("onnx", ONNX)])
+    html = runtimes_html(tables)
+    assert "Shapes × runtimes" in html and '<td class="v-failed">accepted</td>' in html
+    assert runtimes_html({}) == ""
+    report = {"records": [record("onnx", ONNX)], "summary": {}, "runtimes": tables}
+    assert "| `args[0]=[67, 4]` | out of range (above_max:b) | rejected | accepted |" in render_markdown(report)
