@@ -9,7 +9,7 @@ import threading
 import time
 from typing import Any, Iterator
 
-__all__ = ["StageClock", "CaseTimeout", "deadline", "warm_up"]
+__all__ = ["StageClock", "CaseTimeout", "deadline", "guard_outer_alarm", "warm_up"]
 
 
 class CaseTimeout(BaseException):
@@ -99,10 +99,17 @@ class _Deadline:
         self.finished = True
         self.owner = None
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, self.previous)
-        if self.outer[0] > 0:
+        if self.outer[0] > 0 and callable(self.previous):
+            # The outer timer (pytest-timeout) is nearly due: its alarm must not land in an import
+            # either (recording the outcome may import lazily), or the next tests inherit the damage.
+            signal.signal(signal.SIGALRM, _import_safe(self.previous))
             left = self.outer[0] - (time.monotonic() - self.started)
-            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), self.outer[1])
+            # A case this deadline stopped has given up the hang; what follows is recording its
+            # timeout (on a loaded machine more than the tenth of the outer limit kept for it).
+            floor = _RECORD_GRACE_S if exc and isinstance(exc[1], CaseTimeout) else 0.001
+            signal.setitimer(signal.ITIMER_REAL, max(left, floor), self.outer[1])
+        else:
+            signal.signal(signal.SIGALRM, self.previous)
 
     def _expire(self, signum: int, frame: Any) -> None:
         # Once the case is over a late (backstop) alarm must not raise into whoever runs next.
@@ -137,6 +144,33 @@ class _Deadline:
         return f"case exceeded its time limit of {self.limit:g} s"
 
 
+def guard_outer_alarm() -> None:
+    """Make the SIGALRM handler in place (pytest-timeout's) wait for a running import before it acts."""
+    if hasattr(signal, "SIGALRM") and threading.current_thread() is threading.main_thread():
+        handler = signal.getsignal(signal.SIGALRM)
+        if callable(handler):
+            signal.signal(signal.SIGALRM, _import_safe(handler))
+
+
+def _import_safe(handler: Any) -> Any:
+    """Return ``handler`` wrapped so that an alarm landing inside an import waits until the import is done."""
+    if getattr(handler, "_import_safe", False):
+        return handler
+
+    first: list[float] = []
+
+    def safe(signum: int, frame: Any) -> Any:
+        first.append(time.monotonic())
+        if _must_wait(frame) and first[-1] - first[0] < _IMPORT_GRACE_S:
+            signal.setitimer(signal.ITIMER_REAL, _RETRY_S)
+            return None
+        first.clear()
+        return handler(signum, frame)
+
+    safe._import_safe = True  # type: ignore[attr-defined]
+    return safe
+
+
 def _on_stack(owner: Any, frame: Any) -> bool:
     while frame is not None:
         if frame is owner:
@@ -157,6 +191,8 @@ _RETRY_S = 0.05
 _RERAISE_S = 2.0
 #: Limits from here on mean "no limit" (setitimer overflows a C time_t near 1e10 s on some platforms).
 _NO_LIMIT_S = 1e8
+#: How long an outer timer waits, after this deadline stopped a case, for its timeout to be recorded.
+_RECORD_GRACE_S = 10.0
 #: The share of an outer timer's remaining time a case may use (the rest is for recording its timeout).
 _OUTER_SHARE = 0.9
 
@@ -191,6 +227,7 @@ def warm_up() -> None:
     _warm = True
     import io
 
+    import hypothesis  # noqa: F401 - the drawn shapes need it; its first import takes seconds too
     import torch
 
     class _Tiny(torch.nn.Module):
