@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["Case", "CHECKS", "DEFAULT_CHECKS"]
+__all__ = ["Case", "CHECKS", "DEFAULT_CHECKS", "DEFAULT_EXAMPLES"]
 
 #: Checks a user can switch on or off (``checks=`` / ``--export-checks``).
 #: numerics: exported module == eager on the example inputs and on drawn shapes.
@@ -16,6 +16,8 @@ __all__ = ["Case", "CHECKS", "DEFAULT_CHECKS"]
 #: dtype: flag that the exported module silently accepts another dtype.
 CHECKS = ("numerics", "decompose", "serialize", "accept", "reject", "state", "dtype")
 DEFAULT_CHECKS = CHECKS
+#: Drawn shapes per case and mode when neither the caller nor a hypothesis profile says.
+DEFAULT_EXAMPLES = 10
 
 
 @dataclass

@@ -20,7 +20,6 @@ Time limits, and what works where:
 
 from __future__ import annotations
 
-import inspect
 import re
 import zlib
 from dataclasses import dataclass
@@ -28,8 +27,7 @@ from typing import Any
 
 import pytest
 
-from exportcore.case import CHECKS, DEFAULT_CHECKS
-from exportcore.check import check as _engine_check
+from exportcore.case import CHECKS, DEFAULT_CHECKS, DEFAULT_EXAMPLES
 from exportcore.devices import DEVICES
 from exportcore.modes import mode_names
 from exportcore.targets import TARGETS, column_label
@@ -91,7 +89,6 @@ class RunOptions:
 
 def add_options(parser: pytest.Parser, group: Any) -> None:
     """Register the --export-* options and their ini twins."""
-    examples = inspect.signature(_engine_check).parameters["examples"].default
     default_checks = "all" if set(DEFAULT_CHECKS) == set(CHECKS) else ", ".join(c for c in CHECKS if c in DEFAULT_CHECKS)
     group.addoption("--export-modes", dest="export_modes", default=None, metavar="MODES",
                     help=f"comma-separated export modes to run, of {', '.join(mode_names())} and any a plugin "
@@ -100,7 +97,7 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
                     help=f"comma-separated checks to run, of {', '.join(CHECKS)} (default: {default_checks}; "
                     "ini export_checks)")
     group.addoption("--export-examples", dest="export_examples", default=None, metavar="N",
-                    help=f"hypothesis-drawn input shapes per case and mode (default: {examples}; "
+                    help=f"hypothesis-drawn input shapes per case and mode (default: {DEFAULT_EXAMPLES}; "
                     "ini export_examples)")
     group.addoption("--export-timeout", dest="export_timeout", default=None, metavar="SECONDS",
                     help="stop a case after SECONDS and record it as timeout (ini export_timeout)")

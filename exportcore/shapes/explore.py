@@ -15,6 +15,7 @@ import hypothesis
 from hypothesis import HealthCheck, Verbosity, given, reject
 from hypothesis.errors import HypothesisException, Unsatisfiable
 
+from exportcore.case import DEFAULT_EXAMPLES
 from exportcore.outcome import Counterexample, ExampleStats
 from exportcore.shapes.spec import ShapeSpec
 from exportcore.shapes.strategies import concrete_invalid
@@ -123,9 +124,6 @@ def explore(
         )
     return result
 
-
-#: Drawn shapes per case and mode when neither the caller nor a hypothesis profile says.
-DEFAULT_EXAMPLES = 10
 
 
 def examples_for(examples: int | None, parent: hypothesis.settings | None = None) -> int:
