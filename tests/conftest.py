@@ -30,3 +30,15 @@ def keep_libraries_loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(pytester_module, "SysModulesSnapshot", KeepLibraries)
         yield
+
+
+@pytest.fixture(autouse=True)
+def inner_sessions_are_not_xdist_workers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep an outer xdist worker's identity out of the pytest sessions a test starts.
+
+    Inherited, PYTEST_XDIST_WORKER would make a serial inner session take itself for a worker
+    (its thread share, its Ctrl-C target) and the outer worker for its controller.
+    """
+    if "pytester" in request.fixturenames or "project" in request.fixturenames:
+        for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+            monkeypatch.delenv(name, raising=False)
