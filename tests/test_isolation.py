@@ -236,7 +236,9 @@ class HangsOnDrawnShapes(torch.nn.Module):
 def test_hang_on_a_drawn_shape_times_out_in_the_run_stage():
     outcome = exportcore.check(
         HangsOnDrawnShapes(), (torch.ones(2, 3),), dynamic_shapes={"x": {0: Dim("b", min=2, max=16)}},
-        mode="non_strict", timeout=1.5, examples=5, checks=("numerics", "accept"),
+        # The limit must cover a healthy capture and decompose on a loaded machine; only the drawn
+        # shapes hang, so the test pays the whole limit once.
+        mode="non_strict", timeout=30, examples=5, checks=("numerics", "accept"),
     )
     assert outcome.status == "timeout"
     assert outcome.failure.stage == "run"
