@@ -24,13 +24,11 @@ from pytest_export.settle import junit_properties
 from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
-    "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "MODE_PARAM", "add_record",
+    "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "add_record",
     "case_from_result", "clean_outcome", "column_options", "engine_options", "error_outcome", "judge", "make_record",
     "pytest_timeout_share", "run_engine", "run_exportable", "wants_traceback", "warn_findings",
 ]
 
-#: The parametrize argname that carries the mode (a test may take it as an argument).
-MODE_PARAM = "export_mode"
 #: Records produced while an item ran; attached to its report in pytest_runtest_makereport.
 ITEM_RECORDS = pytest.StashKey[list]()
 
