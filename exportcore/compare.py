@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Mismatch", "MISMATCH_KINDS", "compare", "default_tolerances", "tree_leaves_with_paths"]
+__all__ = ["Mismatch", "MISMATCH_KINDS", "compare", "compare_with_reference", "default_tolerances"]
 
 MISMATCH_KINDS = ("structure", "type", "shape", "dtype", "device", "value", "nonfinite")
 
@@ -100,14 +100,14 @@ def compare(
     return _compare(expected, actual, rtol, atol, path)
 
 
-def tree_leaves_with_paths(obj: Any, path: str = "output") -> list[tuple[str, Any]]:
+def _leaves_with_paths(obj: Any, path: str = "output") -> list[tuple[str, Any]]:
     """Return ``(pytree path, leaf)`` pairs of a nested output, in traversal order."""
     children = _children(obj)
     if children is None:
         return [(path, obj)]
     leaves: list[tuple[str, Any]] = []
     for suffix, child in children:
-        leaves.extend(tree_leaves_with_paths(child, path + suffix))
+        leaves.extend(_leaves_with_paths(child, path + suffix))
     return leaves
 
 
@@ -417,9 +417,9 @@ def compare_with_reference(
     found = compare(expected, actual, rtol=rtol, atol=atol, path=path)
     if found is None or found.kind != "value":
         return found
-    exp_leaves = tree_leaves_with_paths(expected, path)
-    act_leaves = tree_leaves_with_paths(actual, path)
-    ref_leaves = dict(tree_leaves_with_paths(reference, path))
+    exp_leaves = _leaves_with_paths(expected, path)
+    act_leaves = _leaves_with_paths(actual, path)
+    ref_leaves = dict(_leaves_with_paths(reference, path))
     if [p for p, _ in exp_leaves] != [p for p, _ in act_leaves]:
         return found
     for (leaf_path, e), (_, a) in zip(exp_leaves, act_leaves):
