@@ -20,23 +20,13 @@ The gate key is (case, mode). "passed" is the only verdict that counts as export
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any
 
 import pytest
 
-__all__ = ["Record", "RECORDS", "SELECTED", "VERDICTS", "item_case_id", "record_key", "split_mode"]
+__all__ = ["RECORDS", "SELECTED", "VERDICTS", "item_case_id", "record_key", "split_mode"]
 
 VERDICTS = ("passed", "failed", "xfailed", "xpassed", "error", "timeout", "crashed", "skipped")
-
-
-class Record(TypedDict):
-    test: str
-    case: str
-    mode: str
-    verdict: str
-    expect: dict[str, Any] | None
-    duration: float
-    outcome: dict[str, Any] | None
 
 
 #: Controller-side list of records, in arrival order (the reporter sorts them).
