@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Mismatch", "MISMATCH_KINDS", "compare", "compare_with_reference", "default_tolerances"]
+__all__ = ["Mismatch", "MISMATCH_KINDS", "compare", "compare_with_reference", "default_tolerances", "tolerance_problem"]
 
 MISMATCH_KINDS = ("structure", "type", "shape", "dtype", "device", "value", "nonfinite")
 
@@ -81,6 +81,14 @@ def default_tolerances(dtype: Any) -> tuple[float, float]:
     return _OTHER_FLOAT
 
 
+def tolerance_problem(value: Any) -> str | None:
+    """Return why ``value`` is no rtol/atol ("must be ..., got ..."), or None if it is one (None included)."""
+    # NaN compares false with everything and inf forgives everything: either would pass any mismatch.
+    if value is None or (not isinstance(value, bool) and isinstance(value, (int, float)) and 0 <= value < math.inf):
+        return None
+    return f"must be a finite non-negative number, got {value!r}"
+
+
 def compare(
     expected: Any,
     actual: Any,
@@ -91,10 +99,9 @@ def compare(
 ) -> Mismatch | None:
     """Return the first difference between ``expected`` (eager) and ``actual`` (exported), or None."""
     for name, value in (("rtol", rtol), ("atol", atol)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0
-        ):
-            raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+        problem = tolerance_problem(value)
+        if problem:
+            raise ValueError(f"{name} {problem}")
     if not isinstance(path, str):
         raise TypeError(f"path must be a str, got {type(path).__name__}")
     return _compare(expected, actual, rtol, atol, path)

@@ -6,13 +6,13 @@ No torch here: validation runs at collection time, before any export.
 from __future__ import annotations
 
 import difflib
-import math
 import unittest
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from exportcore.case import CHECKS
 from exportcore.categories import CATEGORIES
+from exportcore.compare import tolerance_problem
 from exportcore.devices import DEVICES
 from exportcore.modes import mode_names
 from exportcore.targets import TARGETS, column_label
@@ -165,12 +165,10 @@ def _names(arg: str, value: Any, known: Iterable[str], what: str) -> tuple[str, 
 
 
 def _tolerance(arg: str, value: Any) -> float | None:
-    if value is None:
-        return None
-    # NaN compares false with everything: a NaN tolerance would pass any mismatch; inf likewise.
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
-        raise MarkerError(f"{arg} must be a finite non-negative number, got {value!r}")
-    return float(value)
+    problem = tolerance_problem(value)
+    if problem:
+        raise MarkerError(f"{arg} {problem}")
+    return None if value is None else float(value)
 
 
 def _expectations(value: Any, modes: Sequence[str]) -> dict[str, Expectation]:

@@ -35,11 +35,12 @@ from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module'
 from pytest_export.journaling import InflightDir, WorkerNotes, distributed
 from pytest_export.marker import MARKER, MARKER_HELP, MODE_PARAM, MarkerError, item_mode, parse_marker, refused_item
 from pytest_export.options import OPTIONS, add_options, resolve
-from pytest_export.records import RECORDS, SELECTED, item_case_id, record_key
+from pytest_export.records import item_case_id, record_key
 from pytest_export.reporting import ReportingPlugin
 from pytest_export.reporting import add_options as add_report_options
 from pytest_export.runner import ITEM_RECORDS, ExportCheckFailed, error_outcome, make_record, run_exportable
 from pytest_export.sanitize import clean_tree
+from pytest_export.session_state import RECORDS, SELECTED
 from pytest_export.settle import settle_verdict
 from pytest_export.summary import MAX_ROWS, summary_lines
 from pytest_export.threads import share_threads

@@ -16,10 +16,11 @@ import pytest
 
 from pytest_export.gate import GateResult, Scope, compare, summary_lines, updated_baseline
 from pytest_export.marker import item_mode
-from pytest_export.records import RECORDS, SELECTED, record_key
+from pytest_export.records import record_key
 from pytest_export.report import ReportError, build_report, load_report, nodeid_file, report_format, write_report
 from pytest_export.report_environment import environment, run_modes
 from pytest_export.report_paths import check_writable, fail, parse_shard, same_file, shown
+from pytest_export.session_state import RECORDS, SELECTED
 
 __all__ = ["add_options", "ReportingPlugin", "environment"]
 
