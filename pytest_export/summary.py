@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
-from pytest_export.records import ordered_modes
+from pytest_export.records import failure_of, ordered_modes
 
 __all__ = ["MARKS", "summary_lines"]
 
@@ -64,9 +64,9 @@ def summary_lines(records: Iterable[dict[str, Any]], mode_order: Sequence[str] =
     lines.append("verdicts: " + ", ".join(f"{n} {v}" for v, n in _count(r["verdict"] for r in records))
                  + _fixture_note(records))
     categories = _count(
-        f"{(r['outcome'] or {}).get('failure', {}).get('category', '?')}"
+        failure.get("category", "?")
         for r in records
-        if r["verdict"] not in ("passed", "skipped") and (r["outcome"] or {}).get("failure")
+        if r["verdict"] not in ("passed", "skipped") and (failure := failure_of(r))
     )
     if categories:
         lines.append("failure categories: " + ", ".join(f"{cat} {n}" for cat, n in categories))
