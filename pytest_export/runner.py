@@ -320,10 +320,8 @@ def wants_traceback(config: pytest.Config) -> bool:
 
 def _hypothesis_settings() -> Any:
     # settings() is the current profile, i.e. what --hypothesis-profile loaded.
-    try:
-        from hypothesis import settings
-    except ImportError:  # pragma: no cover - hypothesis is a dependency
-        return None
+    from hypothesis import settings
+
     return settings()
 
 
