@@ -59,7 +59,7 @@ def _imported_names(module: str, is_package: bool, node: ast.AST) -> list[str]:
 
 
 def import_edges(root: Path, packages: tuple[str, ...]) -> list[Edge]:
-    """Return every import between modules of ``packages``, one Edge per (source, target), first place seen.
+    """Return every import between modules of ``packages``, one Edge per (source, target) at its first line.
 
     Importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__`` first, so each package on the way is
     a target too, except the importer's own enclosing packages (already loading when it runs).
@@ -68,7 +68,7 @@ def import_edges(root: Path, packages: tuple[str, ...]) -> list[Edge]:
     edges: dict[tuple[str, str], Edge] = {}
     for module, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for node in ast.walk(tree):
+        for node in sorted(ast.walk(tree), key=lambda n: getattr(n, "lineno", 0)):
             for name in _imported_names(module, path.name == "__init__.py", node):
                 parts = name.split(".")
                 for i in range(1, len(parts) + 1):
