@@ -26,19 +26,19 @@ MAX_BYTES = 900_000
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
 
 
+def _one_line(value: Any, limit: int) -> str:
+    s = " ".join(shown_text(value).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
 def _text(value: Any, limit: int = MAX_TEXT) -> str:
     """Return ``value`` as one escaped Markdown line."""
-    s = " ".join(shown_text(value).split())
-    if len(s) > limit:
-        s = s[: limit - 1] + "…"
-    return _MD_SPECIAL.sub(r"\\\1", s).replace("&", "&amp;")
+    return _MD_SPECIAL.sub(r"\\\1", _one_line(value, limit)).replace("&", "&amp;")
 
 
 def _code(value: Any, limit: int = MAX_TEXT, *, cell: bool = False) -> str:
     """Return ``value`` as an inline code span (``cell``: safe inside a table cell)."""
-    s = " ".join(shown_text(value).split())
-    if len(s) > limit:
-        s = s[: limit - 1] + "…"
+    s = _one_line(value, limit)
     if cell:
         s = s.replace("|", "\\|")  # GFM splits cells before it sees code spans
     if not s:
