@@ -152,7 +152,8 @@ def test_ctrl_c_leaves_the_keys_it_did_not_reach_not_run_never_vanished(project,
         def test_canned_a():
             if os.environ.get("STOP_IT"):
                 # Ctrl-C reaches the whole process group: the controller (xdist) or the session itself.
-                os.kill(os.getppid() if "PYTEST_XDIST_WORKER" in os.environ else os.getpid(), signal.SIGINT)
+                # Not PYTEST_XDIST_WORKER: a serial session inherits it from an outer xdist run of this file.
+                os.kill(os.getppid() if os.environ["STOP_IT"] == "controller" else os.getpid(), signal.SIGINT)
             return Case(model=lambda x: x, args=(1,))
 
         @pytest.mark.parametrize("i", range(12))
@@ -164,7 +165,7 @@ def test_ctrl_c_leaves_the_keys_it_did_not_reach_not_run_never_vanished(project,
     """)
     args = ("-p", "no:cacheprovider", "-p", "xdist", "-n", n, "--export-baseline=base.json")
     project.runpytest_subprocess(*args, "--export-baseline-update").assert_outcomes(passed=13)
-    os_env = {"STOP_IT": "1"}
+    os_env = {"STOP_IT": "session" if n == "0" else "controller"}
     with pytest.MonkeyPatch.context() as mp:
         for k, v in os_env.items():
             mp.setenv(k, v)
