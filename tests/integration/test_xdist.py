@@ -218,6 +218,9 @@ def test_each_worker_gets_a_fair_share_of_torch_threads_unless_the_user_chose(py
 def test_a_serial_run_keeps_torchs_own_thread_count(pytester, monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.delenv("PYTEST_EXPORT_FAIR_THREADS", raising=False)
+    # An outer xdist run of this file sets these; the session below must be serial.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
     pytester.makepyfile(test_t="""
         import os
         import torch
