@@ -2,9 +2,9 @@
 
 Rules were written against the exceptions torch 2.14 actually raises (see
 tests/test_classify.py, which reproduces each with a tiny model). ``classify``
-assumes the pipeline order of DESIGN.md: a failure at "capture" or later means
-the eager reference already ran, so a fake-tensor error there points at an
-operator's fake kernel rather than at a broken model.
+assumes the pipeline order (eager, capture, decompose, ...): a failure at
+"capture" or later means the eager reference already ran, so a fake-tensor error
+there points at an operator's fake kernel rather than at a broken model.
 
 Importing this module does not import torch.
 """

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Mismatch", "MISMATCH_KINDS", "compare", "default_tolerances", "tree_leaves_with_paths"]
+__all__ = ["Mismatch", "MISMATCH_KINDS", "compare", "compare_with_reference", "default_tolerances", "tolerance_problem"]
 
 MISMATCH_KINDS = ("structure", "type", "shape", "dtype", "device", "value", "nonfinite")
 
@@ -81,6 +81,14 @@ def default_tolerances(dtype: Any) -> tuple[float, float]:
     return _OTHER_FLOAT
 
 
+def tolerance_problem(value: Any) -> str | None:
+    """Return why ``value`` is no rtol/atol ("must be ..., got ..."), or None if it is one (None included)."""
+    # NaN compares false with everything and inf forgives everything: either would pass any mismatch.
+    if value is None or (not isinstance(value, bool) and isinstance(value, (int, float)) and 0 <= value < math.inf):
+        return None
+    return f"must be a finite non-negative number, got {value!r}"
+
+
 def compare(
     expected: Any,
     actual: Any,
@@ -91,23 +99,22 @@ def compare(
 ) -> Mismatch | None:
     """Return the first difference between ``expected`` (eager) and ``actual`` (exported), or None."""
     for name, value in (("rtol", rtol), ("atol", atol)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0
-        ):
-            raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+        problem = tolerance_problem(value)
+        if problem:
+            raise ValueError(f"{name} {problem}")
     if not isinstance(path, str):
         raise TypeError(f"path must be a str, got {type(path).__name__}")
     return _compare(expected, actual, rtol, atol, path)
 
 
-def tree_leaves_with_paths(obj: Any, path: str = "output") -> list[tuple[str, Any]]:
+def _leaves_with_paths(obj: Any, path: str = "output") -> list[tuple[str, Any]]:
     """Return ``(pytree path, leaf)`` pairs of a nested output, in traversal order."""
     children = _children(obj)
     if children is None:
         return [(path, obj)]
     leaves: list[tuple[str, Any]] = []
     for suffix, child in children:
-        leaves.extend(tree_leaves_with_paths(child, path + suffix))
+        leaves.extend(_leaves_with_paths(child, path + suffix))
     return leaves
 
 
@@ -417,9 +424,9 @@ def compare_with_reference(
     found = compare(expected, actual, rtol=rtol, atol=atol, path=path)
     if found is None or found.kind != "value":
         return found
-    exp_leaves = tree_leaves_with_paths(expected, path)
-    act_leaves = tree_leaves_with_paths(actual, path)
-    ref_leaves = dict(tree_leaves_with_paths(reference, path))
+    exp_leaves = _leaves_with_paths(expected, path)
+    act_leaves = _leaves_with_paths(actual, path)
+    ref_leaves = dict(_leaves_with_paths(reference, path))
     if [p for p, _ in exp_leaves] != [p for p, _ in act_leaves]:
         return found
     for (leaf_path, e), (_, a) in zip(exp_leaves, act_leaves):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pytest_export.report import EXPORTABLE, record_key
+from pytest_export.records import EXPORTABLE, failure_of, record_key, worst
 
 __all__ = ["GROUPS", "Entry", "DiffResult", "diff_reports", "torch_version", "TIME_RATIO", "TIME_MIN_S"]
 
@@ -109,20 +109,18 @@ def diff_reports(old: dict[str, Any], new: dict[str, Any], *, old_name: str = "o
 
 
 def _by_key(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in report["records"]:
-        key = record_key(r)
-        # Duplicate keys (a merged report): the failing record speaks, as in merge.
-        if key not in out or (out[key]["verdict"] in EXPORTABLE and r["verdict"] not in EXPORTABLE):
-            out[key] = r
-    return out
+        grouped.setdefault(record_key(r), []).append(r)
+    # Duplicate keys (a merged report): the failing record speaks, as in merge and the gate.
+    return {key: worst(records) for key, records in grouped.items()}
 
 
 def state(record: dict[str, Any] | None) -> str:
     """Return a record's one-line state: verdict, and for failures [stage] category: message."""
     if record is None:
         return ""
-    failure = (record.get("outcome") or {}).get("failure")
+    failure = failure_of(record)
     if record["verdict"] in EXPORTABLE or not failure:
         return record["verdict"]
     return f"{record['verdict']}: [{failure['stage']}] {failure['category']}: {failure['message']}"

@@ -10,7 +10,7 @@ import pytest
 from pytest_export.journaling import note_done, note_started
 from pytest_export.marker import ExportSpec
 from pytest_export.options import OPTIONS
-from pytest_export.runner import add_record, clean_outcome, engine_options, make_record, run_engine, warn_findings
+from pytest_export.runner import add_record, engine_options, make_record, run_engine, settle_outcome
 
 if TYPE_CHECKING:
     from exportcore.outcome import Outcome
@@ -70,9 +70,7 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
         if column != mode:
             kwargs["export_mode"] = mode
         outcome = run_engine(item, case, column, kwargs, raise_bad_arguments=True)
-        item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
-        outcome = clean_outcome(outcome)
-        warn_findings(item, outcome)
+        outcome = settle_outcome(item, case, outcome)
         duration = time.perf_counter() - start
         record = make_record(item.nodeid, case_id, column, outcome.status, None, duration, outcome, source="fixture")
         add_record(item, record)

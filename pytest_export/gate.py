@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from pytest_export.report import EXPORTABLE, GATE_BUCKETS, build_report, nodeid_file, record_key
+from pytest_export.records import EXPORTABLE, failure_headline, failure_of, record_key, worst
+from pytest_export.report import GATE_BUCKETS, build_report, nodeid_file
 
 __all__ = ["Scope", "GateResult", "compare", "summary_lines", "updated_baseline", "BUCKETS"]
 
@@ -122,42 +123,24 @@ class GateResult:
         return {(e["case"], e["mode"]) for e in (*self.deselected, *self.not_run, *self.skipped, *self.missing)}
 
 
-def _combined(records: list[dict[str, Any]]) -> dict[str, Any]:
-    # Several records for one key (a fixture called twice): the key is only as good as its worst.
-    for r in records:
-        if r["verdict"] not in EXPORTABLE:
-            return r
-    return records[0]
-
-
 def _by_key(records: Iterable[dict[str, Any]]) -> dict[Key, dict[str, Any]]:
     grouped: dict[Key, list[dict[str, Any]]] = {}
     for r in records:
         grouped.setdefault(record_key(r), []).append(r)
-    return {k: _combined(v) for k, v in grouped.items()}
-
-
-def _headline(record: dict[str, Any]) -> str:
-    failure = (record.get("outcome") or {}).get("failure")
-    if not failure:
-        return ""
-    text = f"[{failure['stage']}] {failure['category']}: {failure['exc_type']}: {failure['message']}"
-    source = failure.get("source")
-    if source:
-        text += f" at {source['file']}:{source['line']}"
-    return text
+    return {k: worst(v) for k, v in grouped.items()}
 
 
 def _entry(key: Key, before: dict[str, Any] | None, after: dict[str, Any] | None, why: str = "") -> dict[str, Any]:
     ref = after or before
     assert ref is not None
+    failure = failure_of(after) if after else None
     return {
         "case": key[0],
         "mode": key[1],
         "test": ref["test"],
         "before": before["verdict"] if before else None,
         "after": after["verdict"] if after else None,
-        "headline": _headline(after) if after else "",
+        "headline": failure_headline(failure) if failure else "",
         "why": why,
     }
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from typing import Any
 
+from pytest_export.records import failure_of
 from pytest_export.report import ReportError, load_report
 from pytest_export.report_style import PROBLEMS
 
@@ -54,7 +55,7 @@ def explain_command(args: argparse.Namespace) -> int:
     if not os.path.isdir(rootdir):
         print(f"error: rootdir {rootdir!r} of the report does not exist here; pass --rootdir", file=sys.stderr)
         return 2
-    failure = (record.get("outcome") or {}).get("failure") or {}
+    failure = failure_of(record) or {}
     print(f"explaining {record['test']} (recorded: {record['verdict']}"
           + (f", [{failure.get('stage')}] {failure.get('category')}" if failure else "") + ")")
     if not args.case and len(failing) > 1:

@@ -6,20 +6,28 @@ No torch here: validation runs at collection time, before any export.
 from __future__ import annotations
 
 import difflib
-import math
 import unittest
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from exportcore.case import CHECKS
 from exportcore.categories import CATEGORIES
+from exportcore.compare import tolerance_problem
 from exportcore.devices import DEVICES
 from exportcore.modes import mode_names
 from exportcore.targets import TARGETS, column_label
 
-__all__ = ["MARKER", "MARKER_HELP", "Expectation", "ExportSpec", "MarkerError", "parse_marker", "refused_item"]
+if TYPE_CHECKING:
+    import pytest
+
+__all__ = [
+    "MARKER", "MARKER_HELP", "MODE_PARAM", "Expectation", "ExportSpec", "MarkerError", "item_mode", "parse_marker",
+    "refused_item",
+]
 
 MARKER = "exportable"
+#: The parametrize argname that carries the mode (a test may take it as an argument).
+MODE_PARAM = "export_mode"
 
 MARKER_HELP = (
     "exportable(dynamic_shapes=None, modes=None, checks=None, rtol=None, atol=None, examples=None, "
@@ -157,12 +165,10 @@ def _names(arg: str, value: Any, known: Iterable[str], what: str) -> tuple[str, 
 
 
 def _tolerance(arg: str, value: Any) -> float | None:
-    if value is None:
-        return None
-    # NaN compares false with everything: a NaN tolerance would pass any mismatch; inf likewise.
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
-        raise MarkerError(f"{arg} must be a finite non-negative number, got {value!r}")
-    return float(value)
+    problem = tolerance_problem(value)
+    if problem:
+        raise MarkerError(f"{arg} {problem}")
+    return None if value is None else float(value)
 
 
 def _expectations(value: Any, modes: Sequence[str]) -> dict[str, Expectation]:
@@ -239,3 +245,12 @@ def refused_item(node: Any, mode: str | None, known_modes: Sequence[str]) -> str
                 f"{mode!r}: pytest's xfail would report XFAIL even when the export now passes; keep one "
                 "(expect= states the expected failure per mode)")
     return None
+
+
+def item_mode(item: pytest.Item) -> str | None:
+    """Return the export mode of an exportable test item, or None for any other item."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or item.get_closest_marker(MARKER) is None:
+        return None
+    mode = callspec.params.get(MODE_PARAM)
+    return mode if isinstance(mode, str) else None

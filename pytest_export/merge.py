@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from pytest_export.gate import GateResult, Scope, compare
-from pytest_export.report import EXPORTABLE, build_report, record_key
+from pytest_export.records import EXPORTABLE, record_key
+from pytest_export.report import build_report
 
 __all__ = ["MergeError", "MergeResult", "merge_reports"]
 

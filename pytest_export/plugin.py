@@ -21,7 +21,6 @@ never imports torch: torch loads only when an exportable test runs.
 
 from __future__ import annotations
 
-import importlib
 import os
 from typing import Any, Generator
 
@@ -34,11 +33,14 @@ from pytest_export import hookspecs
 from pytest_export.dim_errors import InvalidDim, explain_dim_error
 from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module's fixtures are registered
 from pytest_export.journaling import InflightDir, WorkerNotes, distributed
-from pytest_export.marker import MARKER, MARKER_HELP, MarkerError, parse_marker, refused_item
+from pytest_export.marker import MARKER, MARKER_HELP, MODE_PARAM, MarkerError, item_mode, parse_marker, refused_item
 from pytest_export.options import OPTIONS, add_options, resolve
-from pytest_export.records import RECORDS, SELECTED, item_case_id, record_key
-from pytest_export.runner import ITEM_RECORDS, ExportCheckFailed, MODE_PARAM, error_outcome, make_record, run_exportable
+from pytest_export.records import item_case_id, record_key
+from pytest_export.reporting import ReportingPlugin
+from pytest_export.reporting import add_options as add_report_options
+from pytest_export.runner import ITEM_RECORDS, ExportCheckFailed, error_outcome, make_record, run_exportable
 from pytest_export.sanitize import clean_tree
+from pytest_export.session_state import RECORDS, SELECTED
 from pytest_export.settle import settle_verdict
 from pytest_export.summary import MAX_ROWS, summary_lines
 from pytest_export.threads import share_threads
@@ -61,12 +63,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add the --export-* options (and the reporting options when that module exists)."""
+    """Add the --export-* options, the report and the gate options included."""
     group = parser.getgroup("export", "pytest-export (torch.export checks)")
     add_options(parser, group)
-    reporting = _reporting()
-    if reporting is not None:
-        reporting.add_options(parser, group)
+    add_report_options(parser, group)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -88,9 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(XdistController(config, config.stash[OPTIONS].known_columns()), "export-xdist")
         if distributed(config):
             config.pluginmanager.register(InflightDir(), "export-inflight")
-    reporting = _reporting()
-    if reporting is not None:
-        config.pluginmanager.register(reporting.ReportingPlugin(config), "export-reporting")
+    config.pluginmanager.register(ReportingPlugin(config), "export-reporting")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -278,15 +276,6 @@ class Controller:
                 terminalreporter.write_line(line)
 
 
-def item_mode(item: pytest.Item) -> str | None:
-    """Return the export mode of an exportable test item, or None for any other item."""
-    callspec = getattr(item, "callspec", None)
-    if callspec is None or item.get_closest_marker(MARKER) is None:
-        return None
-    mode = callspec.params.get(MODE_PARAM)
-    return mode if isinstance(mode, str) else None
-
-
 def _has_no_mode(item: pytest.Item) -> bool:
     # An empty parametrization leaves a NOTSET placeholder instead of a mode.
     callspec = getattr(item, "callspec", None)
@@ -329,12 +318,3 @@ def _known_modes(config: pytest.Config) -> tuple[str, ...]:
     # Engine modes first (built-ins, then any exportcore.register_mode() from a conftest).
     return tuple(dict.fromkeys([*mode_names(), *extra]))
 
-
-def _reporting() -> Any:
-    # The reporting module is optional while it is being written; a broken one must still fail loudly.
-    try:
-        return importlib.import_module("pytest_export.reporting")
-    except ModuleNotFoundError as exc:
-        if exc.name != "pytest_export.reporting":
-            raise
-        return None

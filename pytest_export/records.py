@@ -15,39 +15,60 @@ A record is a plain dict (JSON builtins only)::
                                                       # records are per call, not per pytest test
     }
 
-The gate key is (case, mode). "passed" is the only verdict that counts as exportable.
+The gate key is (case, mode); a verdict in EXPORTABLE counts as exportable. Pure: imports
+neither pytest nor torch, so reports, gate, merge and diff read records through it.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-import pytest
+if TYPE_CHECKING:
+    import pytest
 
-__all__ = ["Record", "RECORDS", "SELECTED", "VERDICTS", "item_case_id", "record_key", "split_mode"]
+__all__ = [
+    "EXPORTABLE", "VERDICTS", "failure_headline", "failure_of", "item_case_id", "ordered_modes", "record_key",
+    "split_mode", "worst",
+]
 
 VERDICTS = ("passed", "failed", "xfailed", "xpassed", "error", "timeout", "crashed", "skipped")
-
-
-class Record(TypedDict):
-    test: str
-    case: str
-    mode: str
-    verdict: str
-    expect: dict[str, Any] | None
-    duration: float
-    outcome: dict[str, Any] | None
-
-
-#: Controller-side list of records, in arrival order (the reporter sorts them).
-RECORDS = pytest.StashKey[list]()
-#: Controller-side set of (case, mode) keys selected for this run (after -k / -m).
-SELECTED = pytest.StashKey[set]()
+#: Verdicts meaning "the model exported and behaved": xpassed exported too, its test fails only
+#: because an expectation is stale.
+EXPORTABLE = ("passed", "xpassed")
 
 
 def record_key(record: dict[str, Any]) -> tuple[str, str]:
     """Return the (case, mode) key a record is gated on."""
     return (record["case"], record["mode"])
+
+
+def failure_of(record: dict[str, Any]) -> dict[str, Any] | None:
+    """Return the failure dict of a record's outcome, or None."""
+    return (record.get("outcome") or {}).get("failure")
+
+
+def failure_headline(failure: dict[str, Any], *, at: bool = True) -> str:
+    """Return a failure's one line, as ``Failure.headline()`` writes it (``at``: with its source line)."""
+    text = f"[{failure['stage']}] {failure['category']}: {failure['exc_type']}: {failure['message']}"
+    source = failure.get("source") if at else None
+    if source:
+        text += f" at {source['file']}:{source['line']}"
+    return text
+
+
+def worst(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Return the record that speaks for several of one key: the first that did not export, else the first.
+
+    A key is only as good as its worst record (export_check called twice, a merged report):
+    the gate must not pass on the luckier one.
+    """
+    return next((r for r in records if r["verdict"] not in EXPORTABLE), records[0])
+
+
+def ordered_modes(modes: Iterable[str], order: Sequence[str]) -> list[str]:
+    """Return ``modes`` as report columns: those in ``order`` first, in its order, then the rest sorted."""
+    present = set(modes)
+    return [m for m in order if m in present] + sorted(present - set(order))
 
 
 def split_mode(nodeid: str, mode: str) -> str:

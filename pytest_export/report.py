@@ -20,16 +20,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from exportcore.outcome import Outcome, SchemaError
+from pytest_export.records import EXPORTABLE, VERDICTS, failure_of
 from pytest_export.report_runtimes import runtime_tables
-# EXPORTABLE lives with the renderers' vocabulary, so that they need not import this module.
-from pytest_export.report_style import EXPORTABLE
 
 __all__ = [
     "REPORT_SCHEMA",
     "REPORT_VERSION",
     "FORMATS",
-    "VERDICTS",
-    "EXPORTABLE",
     "GATE_BUCKETS",
     "ReportError",
     "build_report",
@@ -41,15 +38,12 @@ __all__ = [
     "atomic_write",
     "temp_prefix",
     "report_format",
-    "record_key",
     "nodeid_file",
 ]
 
 REPORT_SCHEMA = "pytest-export-report"
 REPORT_VERSION = 1
 FORMATS = (".json", ".html", ".md")
-# Mirrors pytest_export.records.VERDICTS (a test pins them equal); records.py imports pytest.
-VERDICTS = ("passed", "failed", "xfailed", "xpassed", "error", "timeout", "crashed", "skipped")
 #: The gate's result buckets, in the order they are shown (pytest_export.gate fills them).
 GATE_BUCKETS = ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
 
@@ -64,11 +58,6 @@ _RECORD_FIELDS: dict[str, tuple[type, ...]] = {
 
 class ReportError(ValueError):
     """A report file is unreadable or not a valid report; the message names the file and field."""
-
-
-def record_key(record: dict[str, Any]) -> tuple[str, str]:
-    """Return the (case, mode) key a record is gated on."""
-    return (record["case"], record["mode"])
 
 
 def nodeid_file(nodeid: str) -> str:
@@ -89,7 +78,7 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
     by_mode: dict[str, Counter[str]] = {}
     for r in records:
         by_mode.setdefault(r["mode"], Counter())[r["verdict"]] += 1
-        failure = (r.get("outcome") or {}).get("failure")
+        failure = failure_of(r)
         if r["verdict"] not in EXPORTABLE and r["verdict"] != "skipped" and failure:
             categories[failure["category"]] += 1
             stages[failure["stage"]] += 1

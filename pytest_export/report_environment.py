@@ -12,15 +12,12 @@ import pytest
 
 from pytest_export import __version__
 from pytest_export.explain import exportdb_docs
+from pytest_export.options import OPTIONS
 
 __all__ = ["environment", "run_modes"]
 
 
 def _options(config: pytest.Config) -> Any:
-    try:
-        from pytest_export.options import OPTIONS
-    except ImportError:
-        return None
     return config.stash.get(OPTIONS, None)
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pytest_export.records import EXPORTABLE, failure_headline, failure_of, ordered_modes, worst
 from pytest_export.report_findings import findings_markdown
 from pytest_export.report_runtimes import runtime_tables, runtimes_markdown
-from pytest_export.report_style import EXPORTABLE, MODE_ORDER, PROBLEMS, VERDICT_MARK
+from pytest_export.report_style import MODE_ORDER, PROBLEMS, VERDICT_MARK
 from pytest_export.sanitize import shown_text
 from pytest_export.story import explanation_markdown
 
@@ -25,19 +26,19 @@ MAX_BYTES = 900_000
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~])")
 
 
+def _one_line(value: Any, limit: int) -> str:
+    s = " ".join(shown_text(value).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
 def _text(value: Any, limit: int = MAX_TEXT) -> str:
     """Return ``value`` as one escaped Markdown line."""
-    s = " ".join(shown_text(value).split())
-    if len(s) > limit:
-        s = s[: limit - 1] + "…"
-    return _MD_SPECIAL.sub(r"\\\1", s).replace("&", "&amp;")
+    return _MD_SPECIAL.sub(r"\\\1", _one_line(value, limit)).replace("&", "&amp;")
 
 
 def _code(value: Any, limit: int = MAX_TEXT, *, cell: bool = False) -> str:
     """Return ``value`` as an inline code span (``cell``: safe inside a table cell)."""
-    s = " ".join(shown_text(value).split())
-    if len(s) > limit:
-        s = s[: limit - 1] + "…"
+    s = _one_line(value, limit)
     if cell:
         s = s.replace("|", "\\|")  # GFM splits cells before it sees code spans
     if not s:
@@ -47,11 +48,6 @@ def _code(value: Any, limit: int = MAX_TEXT, *, cell: bool = False) -> str:
     longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
     fence = "`" * (longest + 1)
     return f"{fence} {s} {fence}" if longest else f"`{s}`"
-
-
-def _modes(records: list[dict[str, Any]]) -> list[str]:
-    found = {r["mode"] for r in records}
-    return [m for m in MODE_ORDER if m in found] + sorted(found - set(MODE_ORDER))
 
 
 def _summary_line(report: dict[str, Any]) -> str:
@@ -84,16 +80,12 @@ def _gate(gate: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def _worst(records: list[dict[str, Any]]) -> dict[str, Any]:
-    return next((r for r in records if r["verdict"] not in EXPORTABLE), records[0])
-
-
 def _matrix(records: list[dict[str, Any]]) -> list[str]:
-    modes = _modes(records)
+    modes = ordered_modes((r["mode"] for r in records), MODE_ORDER)
     grid: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for r in records:
         grid.setdefault(r["case"], {}).setdefault(r["mode"], []).append(r)
-    cases = sorted(grid, key=lambda c: (all(_worst(v)["verdict"] == "passed" for v in grid[c].values()), c))
+    cases = sorted(grid, key=lambda c: (all(worst(v)["verdict"] == "passed" for v in grid[c].values()), c))
     out = ["| case | " + " | ".join(_text(m) for m in modes) + " |", "|---|" + "---|" * len(modes)]
     for case in cases[:MAX_ROWS]:
         cells = []
@@ -101,8 +93,8 @@ def _matrix(records: list[dict[str, Any]]) -> list[str]:
             if m not in grid[case]:
                 cells.append("—")
                 continue
-            r = _worst(grid[case][m])
-            failure = (r.get("outcome") or {}).get("failure")
+            r = worst(grid[case][m])
+            failure = failure_of(r)
             stage = f" · {_text(failure['stage'])}" if failure and r["verdict"] not in EXPORTABLE else ""
             cells.append(f"{VERDICT_MARK.get(r['verdict'], '')} {r['verdict']}{stage}")
         out.append(f"| {_code(case, 120, cell=True)} | " + " | ".join(cells) + " |")
@@ -118,12 +110,12 @@ def _failures(records: list[dict[str, Any]]) -> list[str]:
         return ["", "No unexpected failures." + (f" ({xfailed} expected failures.)" if xfailed else "")]
     out = ["", f"### Failures ({len(bad)})", ""]
     for r in bad[:MAX_FAILURES]:
-        f = (r.get("outcome") or {}).get("failure")
+        f = failure_of(r)
         mark = VERDICT_MARK.get(r["verdict"], "")
         if not f:
             out.append(f"- {mark} **{r['verdict']}** {_code(r['case'])} [{_text(r['mode'])}]")
             continue
-        head = f"[{f['stage']}] {f['category']}: {f['exc_type']}: {f['message']}"
+        head = failure_headline(f, at=False)  # the source has a line of its own
         out.append(f"- {mark} {_code(r['case'])} [{_text(r['mode'])}] — {_code(head)}")
         src = f.get("source")
         if src:

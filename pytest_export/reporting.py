@@ -15,10 +15,12 @@ from typing import Any, Generator
 import pytest
 
 from pytest_export.gate import GateResult, Scope, compare, summary_lines, updated_baseline
-from pytest_export.records import RECORDS, SELECTED, record_key
+from pytest_export.marker import item_mode
+from pytest_export.records import record_key
 from pytest_export.report import ReportError, build_report, load_report, nodeid_file, report_format, write_report
 from pytest_export.report_environment import environment, run_modes
 from pytest_export.report_paths import check_writable, fail, parse_shard, same_file, shown
+from pytest_export.session_state import RECORDS, SELECTED
 
 __all__ = ["add_options", "ReportingPlugin", "environment"]
 
@@ -52,7 +54,7 @@ class ReportingPlugin:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.report_paths = self._report_paths()
-        self.update: bool = bool(config.getoption("export_baseline_update", default=False))
+        self.update: bool = bool(config.getoption("export_baseline_update"))
         self.baseline_path = self._baseline_path()
         self._refuse_report_over_baseline()
         self.baseline = self._load_baseline()
@@ -69,7 +71,7 @@ class ReportingPlugin:
         self.journal = self._start_journal()
 
     def _report_paths(self) -> list[Path]:
-        cli = self.config.getoption("export_report", default=None) or []
+        cli = self.config.getoption("export_report") or []
         given = [str(p) for p in cli] or [str(p) for p in self.config.getini("export_report")]
         paths = []
         for name in given:
@@ -93,7 +95,7 @@ class ReportingPlugin:
             "baseline_shown": shown(self.baseline_path) if self.baseline_path else None,
         }
         plugin = JournalPlugin(self.config, [(p, shown(p)) for p in self.report_paths], header,
-                               self._journal_scope, _item_mode)
+                               self._journal_scope, item_mode)
         self.config.pluginmanager.register(plugin, "export-journal")
         return plugin
 
@@ -141,7 +143,7 @@ class ReportingPlugin:
             fail(f"--export-baseline: {exc}")
 
     def _baseline_path(self) -> Path | None:
-        cli = self.config.getoption("export_baseline", default=None)
+        cli = self.config.getoption("export_baseline")
         if cli:
             return Path(os.path.abspath(Path(self.config.invocation_params.dir) / cli))
         ini = self.config.getini("export_baseline")
@@ -270,12 +272,6 @@ class ReportingPlugin:
             terminalreporter.write_line(line)
         for line in self.problems:
             terminalreporter.write_line(line, red=True, bold=True)
-
-
-def _item_mode(item: pytest.Item) -> str | None:
-    from pytest_export.plugin import item_mode
-
-    return item_mode(item)
 
 
 def _stop_reason(session: pytest.Session, exitstatus: int) -> str:

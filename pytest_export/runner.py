@@ -24,13 +24,11 @@ from pytest_export.settle import junit_properties
 from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
-    "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "MODE_PARAM", "add_record",
+    "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "add_record",
     "case_from_result", "clean_outcome", "column_options", "engine_options", "error_outcome", "judge", "make_record",
-    "pytest_timeout_share", "run_engine", "run_exportable", "wants_traceback", "warn_findings",
+    "pytest_timeout_share", "run_engine", "run_exportable", "settle_outcome", "wants_traceback", "warn_findings",
 ]
 
-#: The parametrize argname that carries the mode (a test may take it as an argument).
-MODE_PARAM = "export_mode"
 #: Records produced while an item ran; attached to its report in pytest_runtest_makereport.
 ITEM_RECORDS = pytest.StashKey[list]()
 
@@ -214,6 +212,14 @@ def clean_outcome(outcome: Outcome) -> Outcome:
         return outcome
 
 
+def settle_outcome(item: pytest.Item, case: Case | None, outcome: Outcome) -> Outcome:
+    """Return the outcome to record: after the plugins' pytest_export_outcome, texts encodable, findings warned."""
+    item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
+    outcome = clean_outcome(outcome)
+    warn_findings(item, outcome)
+    return outcome
+
+
 def add_record(item: pytest.Item, record: dict[str, Any]) -> None:
     """Keep a record for the item's report and set the junit properties from it."""
     item.stash.setdefault(ITEM_RECORDS, []).append(record)
@@ -244,9 +250,7 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
         if expect is None and engine_mode != parse_label(mode)[0] and _before_lowering(outcome):
             # The target's own export failed: the failure its export mode is expected to have.
             expect = spec.expect.get(engine_mode)
-    item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
-    outcome = clean_outcome(outcome)
-    warn_findings(item, outcome)
+    outcome = settle_outcome(item, case, outcome)
     verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config),
                          docs=explain.exportdb_docs(item.config.rootpath))
     add_record(item, make_record(item.nodeid, case_id, mode, verdict, expect,
@@ -316,10 +320,8 @@ def wants_traceback(config: pytest.Config) -> bool:
 
 def _hypothesis_settings() -> Any:
     # settings() is the current profile, i.e. what --hypothesis-profile loaded.
-    try:
-        from hypothesis import settings
-    except ImportError:  # pragma: no cover - hypothesis is a dependency
-        return None
+    from hypothesis import settings
+
     return settings()
 
 

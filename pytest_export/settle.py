@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from exportcore.outcome import Failure
+from pytest_export.records import failure_of
 from pytest_export.sanitize import clean_text, clean_tree
 
 __all__ = ["junit_properties", "settle_verdict"]
@@ -19,7 +20,7 @@ __all__ = ["junit_properties", "settle_verdict"]
 
 def junit_properties(record: dict[str, Any]) -> list[tuple[str, str]]:
     """Return the junit properties (export_mode, export_status, export_stage, export_category) of a record."""
-    failure = (record["outcome"] or {}).get("failure") or {}
+    failure = failure_of(record) or {}
     return [
         ("export_mode", record["mode"]),
         ("export_status", record["verdict"]),

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Iterable, Sequence
 
+from pytest_export.records import failure_of, ordered_modes
+
 __all__ = ["MARKS", "summary_lines"]
 
 MARKS = {
@@ -37,7 +39,7 @@ def summary_lines(records: Iterable[dict[str, Any]], mode_order: Sequence[str] =
     records = list(records)
     if not records:
         return []
-    modes = _modes(records, mode_order)
+    modes = ordered_modes((r["mode"] for r in records), mode_order)
     cells: dict[str, dict[str, str]] = {}
     for r in records:
         row = cells.setdefault(r["case"], {})
@@ -62,9 +64,9 @@ def summary_lines(records: Iterable[dict[str, Any]], mode_order: Sequence[str] =
     lines.append("verdicts: " + ", ".join(f"{n} {v}" for v, n in _count(r["verdict"] for r in records))
                  + _fixture_note(records))
     categories = _count(
-        f"{(r['outcome'] or {}).get('failure', {}).get('category', '?')}"
+        failure.get("category", "?")
         for r in records
-        if r["verdict"] not in ("passed", "skipped") and (r["outcome"] or {}).get("failure")
+        if r["verdict"] not in ("passed", "skipped") and (failure := failure_of(r))
     )
     if categories:
         lines.append("failure categories: " + ", ".join(f"{cat} {n}" for cat, n in categories))
@@ -86,11 +88,6 @@ def _fixture_note(records: list[dict[str, Any]]) -> str:
     tests = len({r["test"] for r in fixture})
     return (f" (one per case and mode: {len(fixture)} from export_check calls in {tests} "
             f"test{'s' if tests != 1 else ''}, which pytest counts once each)")
-
-
-def _modes(records: list[dict[str, Any]], order: Sequence[str]) -> list[str]:
-    present = {r["mode"] for r in records}
-    return [m for m in order if m in present] + sorted(present - set(order))
 
 
 def _count(values: Iterable[str]) -> list[tuple[str, int]]:

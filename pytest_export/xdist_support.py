@@ -21,7 +21,8 @@ import pytest
 
 from pytest_export.journal import crashed_record as journal_crashed_record
 from pytest_export.journaling import crashed_inflight
-from pytest_export.records import SELECTED, split_mode
+from pytest_export.records import split_mode
+from pytest_export.session_state import SELECTED
 from pytest_export.threads import header_line
 
 __all__ = ["XdistController", "is_worker", "mode_of", "publish_selected", "crashed_record"]

@@ -12,7 +12,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import torch.utils._pytree as pytree  # noqa: E402
 
-from exportcore.compare import Mismatch, compare, default_tolerances, tree_leaves_with_paths  # noqa: E402
+from exportcore.compare import Mismatch, compare, compare_with_reference, default_tolerances  # noqa: E402
 
 Hidden = namedtuple("Hidden", ["hidden", "out"])
 
@@ -236,14 +236,19 @@ def test_bad_tolerances_are_named():
         compare(1.0, 1.0, atol="small")  # type: ignore[arg-type]
 
 
-def test_tree_leaves_with_paths():
+def test_the_float64_comparison_walks_and_names_every_leaf():
+    # compare_with_reference pairs the leaves itself (to forgive rounding leaf by leaf).
     x = rand(2)
-    leaves = tree_leaves_with_paths({"a": [x, (2, 3)], "b": Hidden(x, None), "c": Pair(1, 2)})
-    assert [p for p, _ in leaves] == [
-        "output['a'][0]", "output['a'][1][0]", "output['a'][1][1]",
-        "output['b'].hidden", "output['b'].out", "output['c'].first", "output['c'].second",
-    ]
-    assert leaves[0][1] is x
+
+    def tree(a0=x, a11=3, hidden=x, second=2):
+        return {"a": [a0, (2, a11)], "b": Hidden(hidden, None), "c": Pair(1, second)}
+
+    expected = tree()
+    assert compare_with_reference(expected, tree(), expected) is None
+    for change, path in [({"a0": x + 1}, "output['a'][0]"), ({"a11": 4}, "output['a'][1][1]"),
+                         ({"hidden": x * 3}, "output['b'].hidden"), ({"second": 5}, "output['c'].second")]:
+        m = compare_with_reference(expected, tree(**change), expected)
+        assert m is not None and (m.path, m.kind) == (path, "value"), (path, m)
 
 
 # ---- on a real exported program ----------------------------------------------------------------
@@ -269,10 +274,10 @@ def exported():
 def test_exported_program_matches_eager_leaf_by_leaf(exported):
     model, x, ep = exported
     eager, actual = model(x), ep.module()(x)
-    assert compare(eager, actual) is None
-    assert [p for p, _ in tree_leaves_with_paths(actual)] == [
-        "output['logits']", "output['parts'].hidden[0]", "output['parts'].out", "output['n']",
-    ]
+    assert compare(eager, actual) is None and compare_with_reference(eager, actual, eager) is None
+    parts = actual["parts"]
+    changed = {**actual, "parts": Hidden([parts.hidden[0] * 2], parts.out)}
+    assert compare_with_reference(eager, changed, eager).path == "output['parts'].hidden[0]"
 
 
 def test_altered_exported_program_is_reported_at_its_leaf(exported):

@@ -78,9 +78,6 @@ def test_mutated_report_is_valid_or_rejected_with_report_error_naming_the_file(d
         assert str(exc).startswith("fuzz.json")
 
 
-ACCEPTED_BUT_UNUSABLE = "the loader accepts it, then rendering or the gate crashes (see .briefs/G_findings.md)"
-
-
 # No shrinking: it would spend a minute minimizing every distinct crash; the explicit cases below are minimal.
 @settings(FUZZ, phases=[Phase.explicit, Phase.generate])
 @given(st.data())

@@ -11,9 +11,7 @@ import pytest
 from report_factory import make_record, sample_records
 
 from exportcore.outcome import Outcome
-from pytest_export import records as records_contract
 from pytest_export.report import (
-    VERDICTS,
     ReportError,
     atomic_write,
     build_report,
@@ -21,10 +19,6 @@ from pytest_export.report import (
     report_format,
     write_report,
 )
-
-
-def test_verdicts_mirror_the_record_contract():
-    assert VERDICTS == records_contract.VERDICTS
 
 
 def test_json_round_trip_keeps_every_record_and_outcome(tmp_path):

@@ -212,15 +212,6 @@ def test_examples_torch_accepts_are_accepted():
     assert spec.example_assignment() == {"args[0].shape[0]": 2, "args[0].shape[1]": 8}
 
 
-def test_exported_ranges_unlock_size_one_only_for_declared_low_named_dims():
-    spec = ShapeSpec.from_export_spec(({0: Dim("b", min=1, max=8)}, {0: Dim.DYNAMIC}), (torch.ones(3), torch.ones(3)), None)
-    assert spec.root_range("b") == (2, 8)
-    kept = spec.with_exported_ranges({"b": "VR[1, 8]", "args[1].shape[0]": (0, None)})
-    assert kept.root_range("b") == (1, 8)
-    assert kept.root_range("args[1].shape[0]")[0] == 2  # hints always specialize 0/1
-    assert spec.with_exported_ranges({"b": "[2, 8]"}).root_range("b") == (2, 8)
-
-
 def test_violations_describe_out_of_spec_assignments():
     b = Dim("b", min=3, max=8)
     spec = ShapeSpec.from_export_spec(({0: b, 1: 4}, {0: b + 1}), (torch.ones(3, 4), torch.ones(4)), None)

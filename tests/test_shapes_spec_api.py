@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
 
 import exportcore
-from exportcore.shapes import ShapeSpec
+from exportcore.shapes import ShapeSpec, valid_assignments
 from exportcore.shapes.shapes_spec import is_shapes_spec, unavailable_hint
 
 ds = pytest.importorskip("torch.fx.experimental.dynamic_spec", reason="ShapesSpec/ParamsSpec: torch >= 2.14")
@@ -47,6 +48,15 @@ def test_params_spec_shorthand_and_unbacked_size_one_is_drawable():
                                       (torch.randn(4, 3), torch.randn(2, 3)), None, model=Pair())
     # ShapesSpec dims are unbacked: torch does not specialize 0/1 for them.
     assert spec.root_range("n") == (1, 8)
+    drawn: list[int] = []
+
+    @settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(valid_assignments(spec))
+    def draw(assignment: dict[str, int]) -> None:
+        drawn.append(assignment["n"])
+
+    draw()
+    assert 1 in drawn and 0 not in drawn
 
 
 @pytest.mark.parametrize(("make", "message"), [

@@ -1,6 +1,6 @@
 """Targets in the engine: real lowering to ONNX Runtime (and ExecuTorch when installed), the export
 cache, devices, and how target failures are classified. AOTInductor runs in
-tests/integration/test_targets.py, where its two compiles are shared by the plugin tests."""
+tests/integration/test_option_export_targets.py, where its two compiles are shared by the plugin tests."""
 
 from __future__ import annotations
 

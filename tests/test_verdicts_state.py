@@ -103,7 +103,7 @@ class BakedBufferUpdate(torch.nn.Module):
         return x * 2  # the outputs agree: only the buffer after the call differs
 
 
-@pytest.mark.parametrize("mode", ["strict", "non_strict"])
+@pytest.mark.parametrize("mode", ["strict", "non_strict", "training"])
 def test_a_wrong_buffer_value_after_the_call_fails(mode):
     outcome = check(BakedBufferUpdate(itertools.count(1)), (torch.randn(2, 3),), mode=mode, examples=0)
     assert outcome.status == "failed"

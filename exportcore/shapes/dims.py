@@ -29,7 +29,7 @@ class Root:
     min: int  # declared lower bound (torch's default for Dim is 0)
     max: int | None  # declared upper bound; None = unbounded
     example: int | None = None  # value at the example inputs, when known
-    keep01: bool = False  # the export kept size 1 in range (see with_exported_ranges)
+    keep01: bool = False  # size 1 is in the exported range (a ShapesSpec dim is unbacked)
 
 
 @dataclass(frozen=True)

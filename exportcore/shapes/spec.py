@@ -8,10 +8,10 @@ how out-of-spec draws express a changed static size or a broken relation.
 
 Size rules (measured on torch 2.14.1):
 - export specializes sizes 0 and 1, and guards derived sizes to be >= 2 (``d - 1`` with
-  ``d`` in [2, 10] is guarded ``d - 1 >= 2``), so valid draws start at 2. A named root
-  whose declared min is <= 1 may draw 1 once ``with_exported_ranges`` shows the export
-  kept it; 0 is never drawn (``Dim("b")`` defaults to min=0, so 0 is indistinguishable
-  from "no min given").
+  ``d`` in [2, 10] is guarded ``d - 1 >= 2``), so valid draws start at 2. A ShapesSpec
+  dim is unbacked, so export keeps 1 in range and it may be drawn (``Root.keep01``);
+  0 is never drawn (``Dim("b")`` defaults to min=0, so 0 is indistinguishable from
+  "no min given").
 - a root with no max draws at most ``max(lo, example) + DEFAULT_SPAN`` so inputs stay
   cheap; torch's ``int_oo`` never reaches a strategy.
 """
@@ -19,7 +19,7 @@ Size rules (measured on torch 2.14.1):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Iterator
 
@@ -27,7 +27,7 @@ import sympy
 
 from exportcore.shapes.dims import Axis, DimRange, Root, Slot
 from exportcore.shapes.parse import parse
-from exportcore.shapes.solve import coefficients, evaluate, parse_range, root_bounds
+from exportcore.shapes.solve import coefficients, evaluate, root_bounds
 
 __all__ = ["DEFAULT_SPAN", "SIZE_FLOOR", "DimRange", "Root", "Axis", "Slot", "ShapeSpec"]
 
@@ -35,8 +35,6 @@ __all__ = ["DEFAULT_SPAN", "SIZE_FLOOR", "DimRange", "Root", "Axis", "Slot", "Sh
 DEFAULT_SPAN = 16
 #: torch.export specializes 0/1, so dynamic sizes start here.
 SIZE_FLOOR = 2
-
-KINDS = ("named", "auto", "dynamic")
 
 
 @dataclass(frozen=True)
@@ -193,22 +191,6 @@ class ShapeSpec:
                     hi = mid - 1
             self._ranges[name] = (self._ranges[name][0], lo)
             self._capped[name] = top
-
-    def with_exported_ranges(self, range_constraints: dict[str, Any]) -> ShapeSpec:
-        """Return a copy that may draw size 1 for named roots whose exported range kept it.
-
-        ``range_constraints`` maps root names (see ``exportcore.shapes.exported``) to
-        ``(lo, hi)`` or ``"VR[lo, hi]"``; unknown names are ignored.
-        """
-        roots = dict(self.roots)
-        for name, rng in range_constraints.items():
-            root = roots.get(name)
-            if root is None:
-                continue
-            lo, _ = parse_range(rng)
-            keep = root.kind == "named" and root.min <= 1 and lo <= 1
-            roots[name] = replace(root, keep01=keep)
-        return ShapeSpec(roots, list(self.tensors), budget=self.budget)
 
     # -- internals -----------------------------------------------------------------------
 

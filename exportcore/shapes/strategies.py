@@ -1,4 +1,4 @@
-"""Hypothesis strategies over a ShapeSpec: in-spec assignments and labelled out-of-spec ones.
+"""In-spec assignments as a hypothesis strategy; labelled out-of-spec ones, one per violation, for the reject probes.
 
 Out-of-spec draws only use sizes torch.export 2.14 actually guards: the exported module
 does not check lower bounds <= 2 (a dim declared ``min=2`` still runs at size 0 or 1,
@@ -17,9 +17,7 @@ from hypothesis import strategies as st
 from exportcore.shapes.solve import coefficients, evaluate
 from exportcore.shapes.spec import SIZE_FLOOR, Axis, ShapeSpec
 
-__all__ = ["valid_assignments", "invalid_assignments", "invalid_labels", "Violation", "violation_kinds"]
-
-LABEL_KINDS = ("below_min", "above_max", "static_changed", "relation_broken")
+__all__ = ["valid_assignments", "concrete_invalid", "Violation", "violation_kinds"]
 
 
 def root_values(lo: int, hi: int, example: int | None = None) -> st.SearchStrategy[int]:
@@ -78,22 +76,6 @@ def violation_kinds(spec: ShapeSpec) -> list[Violation]:
         if not axis.static and _breakable(spec, axis):
             out.append(Violation(f"relation_broken:{axis.key}", _break_relation(spec, axis)))
     return out
-
-
-def invalid_labels(spec: ShapeSpec) -> list[str]:
-    """Return the labels invalid_assignments can draw (empty: nothing is out of spec)."""
-    return [v.label for v in violation_kinds(spec)]
-
-
-def invalid_assignments(spec: ShapeSpec) -> st.SearchStrategy[tuple[str, dict[str, int]]]:
-    """Draw ``(label, assignment)`` where the assignment breaks exactly what the label names."""
-    kinds = violation_kinds(spec)
-    if not kinds:
-        return st.nothing()
-    drawn = st.tuples(st.sampled_from(kinds), valid_assignments(spec), st.integers(0, 2)).map(
-        lambda t: (t[0].label, t[0].make(t[1], t[2]))
-    )
-    return drawn if spec.budget is None else drawn.filter(lambda pair: spec.fits(pair[1]))
 
 
 def concrete_invalid(spec: ShapeSpec, rng: random.Random) -> list[tuple[str, dict[str, int]]]:

@@ -15,7 +15,7 @@ import pytest
 RECORDER = '''
 import json
 import pytest
-from pytest_export.records import RECORDS, SELECTED
+from pytest_export.session_state import RECORDS, SELECTED
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session):

@@ -152,7 +152,8 @@ def test_ctrl_c_leaves_the_keys_it_did_not_reach_not_run_never_vanished(project,
         def test_canned_a():
             if os.environ.get("STOP_IT"):
                 # Ctrl-C reaches the whole process group: the controller (xdist) or the session itself.
-                os.kill(os.getppid() if "PYTEST_XDIST_WORKER" in os.environ else os.getpid(), signal.SIGINT)
+                # Not PYTEST_XDIST_WORKER: a serial session inherits it from an outer xdist run of this file.
+                os.kill(os.getppid() if os.environ["STOP_IT"] == "controller" else os.getpid(), signal.SIGINT)
             return Case(model=lambda x: x, args=(1,))
 
         @pytest.mark.parametrize("i", range(12))
@@ -164,7 +165,7 @@ def test_ctrl_c_leaves_the_keys_it_did_not_reach_not_run_never_vanished(project,
     """)
     args = ("-p", "no:cacheprovider", "-p", "xdist", "-n", n, "--export-baseline=base.json")
     project.runpytest_subprocess(*args, "--export-baseline-update").assert_outcomes(passed=13)
-    os_env = {"STOP_IT": "1"}
+    os_env = {"STOP_IT": "session" if n == "0" else "controller"}
     with pytest.MonkeyPatch.context() as mp:
         for k, v in os_env.items():
             mp.setenv(k, v)
@@ -217,6 +218,9 @@ def test_each_worker_gets_a_fair_share_of_torch_threads_unless_the_user_chose(py
 def test_a_serial_run_keeps_torchs_own_thread_count(pytester, monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.delenv("PYTEST_EXPORT_FAIR_THREADS", raising=False)
+    # An outer xdist run of this file sets these; the session below must be serial.
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER_COUNT", raising=False)
     pytester.makepyfile(test_t="""
         import os
         import torch
