@@ -1,8 +1,15 @@
-"""Look of the HTML report: the inline stylesheet and the words shown for each verdict."""
+"""Look of the reports: the words and marks shown for each verdict, and how an HTML page is rendered.
+
+The HTML templates and the one stylesheet live in ``exportdb/html`` (shared with the ExportDB docs).
+"""
 
 from __future__ import annotations
 
-__all__ = ["CSS", "EXPORTABLE", "MODE_ORDER", "PROBLEMS", "VERDICT_LABEL", "VERDICT_MARK"]
+from typing import Any
+
+from pytest_export.sanitize import shown_text
+
+__all__ = ["EXPORTABLE", "MODE_ORDER", "PROBLEMS", "VERDICT_LABEL", "VERDICT_MARK", "render_page"]
 
 #: Verdicts meaning "the model exported and behaved": xpassed exported too, its test fails only
 #: because an expectation is stale.
@@ -36,6 +43,14 @@ VERDICT_MARK = {
     "crashed": "💀",
     "skipped": "⏭️",
 }
+
+
+def render_page(template: str, **context: Any) -> str:
+    """Render one of the shared templates (exportdb/html) with every printed value made page-safe by shown_text."""
+    from exportdb.html import render  # jinja2 loads here, on the first page, not when pytest_export is imported
+
+    return render(template, shown=shown_text, **context)
+
 
 CSS = """
 *{box-sizing:border-box}
