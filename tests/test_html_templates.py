@@ -58,7 +58,7 @@ def test_importing_the_packages_loads_no_template_engine() -> None:
 def test_one_stylesheet_and_the_templates_ship_inside_the_package() -> None:
     package = resources.files("exportdb.html")
     names = {p.name for p in package.joinpath("templates").iterdir()}
-    assert {"base.html.j2", "exportdb_index.html.j2", "exportdb_category.html.j2",
+    assert {"base.html.j2", "report.html.j2", "exportdb_index.html.j2", "exportdb_category.html.j2",
             "diff.html.j2"} <= names
     assert package.joinpath("style.css").is_file()
 
