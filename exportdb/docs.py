@@ -51,7 +51,8 @@ def _index(cases: list[ExportCase]) -> dict[str, Any]:
         "n_fail": sum(1 for c in cases if c.failing_modes()),
         "modes": MODES,
         "categories": [(cat, _title(cat), sum(1 for c in cases if c.category == cat)) for cat in CATEGORIES],
-        "tags": [(tag, meaning, tagged) for tag, meaning in TAGS.items() if (tagged := [c for c in cases if tag in c.tags])],
+        "tags": [(tag, meaning, tagged) for tag, meaning in TAGS.items()
+                 if (tagged := [c for c in cases if tag in c.tags])],
         "by_mode": by_mode,
     }
 

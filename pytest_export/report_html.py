@@ -80,7 +80,8 @@ def _body(record: dict[str, Any], anchor: str, page: _Page) -> dict[str, Any]:
     ce = o.get("counterexample") or None
     if ce:
         ce = {"shapes": [(k, "×".join(map(str, v)) or "scalar") for k, v in (ce.get("shapes") or {}).items()],
-              "message": ce.get("message"), "reproduce": cap(ce["reproduce"], _CODE_LIMIT) if ce.get("reproduce") else ""}
+              "message": ce.get("message"),
+              "reproduce": cap(ce["reproduce"], _CODE_LIMIT) if ce.get("reproduce") else ""}
     ex = o.get("examples") or {}
     drawn = None
     if ex.get("tried") or ex.get("note"):
@@ -125,9 +126,9 @@ def _headline(record: dict[str, Any]) -> str:
 
 def _view(record: dict[str, Any], anchor: str) -> dict[str, Any]:
     nodes = ((record.get("outcome") or {}).get("graph") or {}).get("node_count")
+    headline = _headline(record)
     return {"r": record, "anchor": anchor, "label": VERDICT_LABEL.get(record["verdict"], record["verdict"]),
-            "headline": _headline(record), "index_line": cap(_headline(record), 400),
-            "problem": record["verdict"] in PROBLEMS,
+            "headline": headline, "index_line": cap(headline, 400), "problem": record["verdict"] in PROBLEMS,
             "when": f"{float(record.get('duration', 0)):.2f}s" + (f" · {nodes} nodes" if nodes else "")}
 
 

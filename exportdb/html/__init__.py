@@ -17,7 +17,7 @@ __all__ = ["render"]
 
 
 def render(template: str, /, *, shown: Callable[[Any], str] = str, **context: Any) -> str:
-    """Return ``templates/<template>`` rendered with ``context``; each printed value goes through ``shown``, then is escaped."""
+    """Return ``templates/<template>`` rendered with ``context``; printed values pass ``shown``, then get escaped."""
     return _environment(shown).get_template(template).render(**context)
 
 
