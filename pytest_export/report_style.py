@@ -49,4 +49,11 @@ def render_page(template: str, **context: Any) -> str:
     """Render one of the shared templates (exportdb/html) with every printed value made page-safe by shown_text."""
     from exportdb.html import render  # jinja2 loads here, on the first page, not when pytest_export is imported
 
-    return render(template, shown=shown_text, **context)
+    return render(template, shown=_shown, **context)
+
+
+def _shown(value: Any) -> str:
+    # Printable text has no control, escape or surrogate character: shown_text would return it as is.
+    if type(value) is str and value.isprintable():
+        return value
+    return shown_text(value)
