@@ -1,16 +1,18 @@
 """Render a report diff (pytest_export.diff) as terminal text, Markdown or a self-contained HTML page.
 
+The HTML page is ``exportdb/html/templates/diff.html.j2`` (shared template set and stylesheet).
+
 Pure: imports neither pytest nor torch.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from typing import Any, Callable
 
 from pytest_export.diff import GROUPS, DiffResult
+from pytest_export.report_style import render_page
 
 __all__ = ["DIFF_FORMATS", "header", "render_text", "render_diff"]
 
@@ -71,31 +73,10 @@ def _render_md(result: DiffResult) -> str:
     return "\n".join(out) + "\n"
 
 
-_CSS = (
-    "body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;width:100%}"
-    "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top;font-size:14px}"
-    "th{background:#f4f4f4}h2.regressions{color:#b00020}h2.fixes{color:#1b7f3b}ul{margin:0;padding-left:1.2em}"
-    ".verdict{font-weight:bold}"
-)
-
-
 def _render_html(result: DiffResult) -> str:
-    e = html.escape
-    body = [f"<h1>{e(header(result))}</h1>", f"<p>{e(_totals(result))}</p>",
-            f"<p class=verdict>result: {'REGRESSED' if result.regressed else 'no regression'}</p>"]
-    for group, title in GROUPS.items():
-        entries = result.group(group)
-        if not entries:
-            continue
-        body.append(f"<h2 class={group}>{e(title)}: {len(entries)}</h2>")
-        body.append("<table><tr><th>case</th><th>mode</th><th>before</th><th>after</th><th>what changed</th></tr>")
-        for x in entries:
-            changes = "".join(f"<li>{e(c)}</li>" for c in x.changes)
-            body.append(f"<tr><td>{e(x.case)}</td><td>{e(x.mode)}</td><td>{e(x.before or '-')}</td>"
-                        f"<td>{e(x.after or '-')}</td><td><ul>{changes}</ul></td></tr>")
-        body.append("</table>")
-    return ("<!doctype html><html><head><meta charset=utf-8><title>" + e(header(result)) + "</title><style>"
-            + _CSS + "</style></head><body>" + "\n".join(body) + "</body></html>\n")
+    groups = [(group, title, result.group(group)) for group, title in GROUPS.items() if result.group(group)]
+    return render_page("diff.html.j2", header=header(result), totals=_totals(result), regressed=result.regressed,
+                  groups=groups)
 
 
 def _render_json(result: DiffResult) -> str:

@@ -7,12 +7,9 @@ test by default, so it must be visible without opening a record. Pure: no pytest
 from __future__ import annotations
 
 from collections import Counter
-from html import escape
 from typing import Any, Callable, NamedTuple
 
-from pytest_export.sanitize import shown_text
-
-__all__ = ["FindingRow", "finding_rows", "findings_badge", "findings_html", "findings_markdown"]
+__all__ = ["FindingRow", "finding_rows", "findings_badge", "findings_markdown", "findings_section"]
 
 _MAX_ROWS = 500
 
@@ -30,10 +27,6 @@ class FindingRow(NamedTuple):
     index: int  # position of the record in the report's records
 
 
-def _e(value: Any) -> str:
-    return escape(shown_text(value), quote=True)
-
-
 def finding_rows(records: list[dict[str, Any]]) -> list[FindingRow]:
     """Return every finding of every record, in record order."""
     rows = []
@@ -44,34 +37,23 @@ def finding_rows(records: list[dict[str, Any]]) -> list[FindingRow]:
     return rows
 
 
-def findings_badge(record: dict[str, Any]) -> str:
-    """Return the matrix-cell badge of a record's findings (empty if it has none)."""
+def findings_badge(record: dict[str, Any]) -> tuple[str, str] | None:
+    """Return the matrix-cell badge of a record's findings as (kinds, label); None if it has none."""
     findings = (record.get("outcome") or {}).get("findings") or []
     if not findings:
-        return ""
+        return None
     kinds = ", ".join(sorted({str(f.get("kind", "")) for f in findings}))
-    label = f"⚑ {len(findings)} finding{'s' if len(findings) > 1 else ''}"
-    return f'<small class="fd" title="{_e(kinds)}">{_e(label)}</small>'
+    return kinds, f"⚑ {len(findings)} finding{'s' if len(findings) > 1 else ''}"
 
 
-def findings_html(records: list[dict[str, Any]], anchors: list[str]) -> str:
-    """Return the Findings section: one row per finding, linking to its record (empty if none)."""
+def findings_section(records: list[dict[str, Any]], anchors: list[str]) -> dict[str, Any] | None:
+    """Return the Findings section: one row per finding with its record's anchor (None if there is none)."""
     rows = finding_rows(records)
     if not rows:
-        return ""
-    kinds = Counter(row.kind for row in rows)
-    summary = ", ".join(f"<code>{_e(k)}</code> {n}" for k, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
-    body = "".join(
-        f'<tr><td><a href="#{anchors[row.index]}"><code>{_e(row.case)}</code></a> [{_e(row.mode)}]</td>'
-        f'<td><span class="sev-{_e(row.severity)}">{_e(row.severity)}</span></td><td><code>{_e(row.kind)}</code></td>'
-        f"<td>{_e(row.input)}</td><td>{_e(row.message)}</td></tr>"
-        for row in rows[:_MAX_ROWS]
-    )
-    more = f'<p class="muted">… {len(rows) - _MAX_ROWS} more in the JSON report.</p>' if len(rows) > _MAX_ROWS else ""
-    return (f'<h2 id="findings">Findings ({len(rows)})</h2>'
-            f'<p class="muted">What torch.export let through without failing the test: {summary}.</p>'
-            '<table class="index findings"><tr><th>case [mode]</th><th>severity</th><th>kind</th><th>input</th>'
-            f"<th>message</th></tr>{body}</table>{more}")
+        return None
+    kinds = sorted(Counter(row.kind for row in rows).items(), key=lambda kv: (-kv[1], kv[0]))
+    return {"total": len(rows), "kinds": kinds, "rows": [(row, anchors[row.index]) for row in rows[:_MAX_ROWS]],
+            "more": max(0, len(rows) - _MAX_ROWS)}
 
 
 def findings_markdown(records: list[dict[str, Any]], code: Callable[[Any], str], text: Callable[[Any], str],

@@ -1,26 +1,26 @@
-"""The top of the HTML report: environment header, count cards, gate banner; record anchors.
+"""The top of the HTML report, as data for its template: environment header, count cards, gate banner.
 
-Pure: imports neither pytest nor torch.
+Also the record anchors every section links to. Pure: imports neither pytest nor torch.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from html import escape
 from typing import Any
 
 from pytest_export.report_style import PROBLEMS
-from pytest_export.sanitize import shown_text
 
-__all__ = ["anchors", "cards", "gate_banner", "header", "record_anchor"]
+__all__ = ["anchors", "cap", "cards", "gate_banner", "header", "record_anchor"]
+
+_GATE_COUNTS = ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
+_GATE_LISTS = (("regressions", "Regressions"), ("missing", "Missing"), ("improvements", "Improvements"),
+               ("vanished", "Vanished"), ("skipped", "Skipped now"), ("not_run", "Not run"))
+_GATE_SHOWN = 200  # entries listed per bucket; the count says how many there are
 
 
-def _e(value: Any) -> str:
-    return escape(shown_text(value), quote=True)
-
-
-def _cap(text: str, limit: int) -> str:
+def cap(text: str, limit: int) -> str:
+    """Return ``text`` cut to ``limit`` characters, saying how many were cut."""
     return text if len(text) <= limit else text[:limit] + f"\n... ({len(text) - limit} more characters cut)"
 
 
@@ -41,31 +41,26 @@ def anchors(records: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def header(report: dict[str, Any]) -> str:
-    """Return the page header: title, environment, and the incomplete-run banner when needed."""
-    env = report.get("environment") or {}
-    items = []
-    for name, value in env.items():
+def header(report: dict[str, Any]) -> dict[str, Any]:
+    """Return the page header: environment (name, value) pairs and why the run is incomplete (None if it is not)."""
+    env = []
+    for name, value in (report.get("environment") or {}).items():
         if value is None:
             continue
         if name == "merged_from" and isinstance(value, list):
             value = f"{len(value)} reports: " + ", ".join(str(v.get("source", "?")) for v in value)
         elif isinstance(value, (list, dict)):
             value = json.dumps(value, sort_keys=True)
-        items.append(f"<span><b>{_e(name)}</b> {_e(_cap(str(value), 300))}</span>")
-    out = ['<header><h1>pytest-export report</h1>', f'<p class="env">{" ".join(items)}</p>']
-    if not report.get("complete", True):
-        reason = report.get("stop_reason") or "the session was interrupted"
-        out.append(f'<p class="banner warn"><b>Incomplete run:</b> {_e(reason)}. Results below are partial.</p>')
-    out.append("</header>")
-    return "\n".join(out)
+        env.append((name, cap(str(value), 300)))
+    incomplete = None if report.get("complete", True) else (report.get("stop_reason") or "the session was interrupted")
+    return {"env": env, "incomplete": incomplete}
 
 
-def cards(summary: dict[str, Any], findings: int) -> str:
-    """Return the count cards (total, passed, failing, expected failures, skipped, findings)."""
+def cards(summary: dict[str, Any], findings: int) -> list[tuple[str, Any, str, str, str]]:
+    """Return the count cards as (label, count, subtitle, css class, section linked to)."""
     v = summary.get("verdicts", {})
     problems = sum(v.get(k, 0) for k in PROBLEMS)
-    cards = [
+    out = [
         ("total", summary.get("total", 0),
          f"{summary.get('cases', 0)} cases × {len(summary.get('modes', []))} modes", ""),
         ("passed", v.get("passed", 0), "exported and behaved like eager", "v-passed"),
@@ -74,40 +69,36 @@ def cards(summary: dict[str, Any], findings: int) -> str:
         ("skipped", v.get("skipped", 0), "not checked", "v-skipped"),
     ]
     if findings:
-        cards.append(("findings", findings, "let through by torch.export", "v-finding"))
+        out.append(("findings", findings, "let through by torch.export", "v-finding"))
     target = {"failing": "failures", "findings": "findings"}
-    body = "".join(
-        f'<a class="card {cls}" href="#{target.get(label, "matrix")}">'
-        f'<span class="n">{n}</span><span class="l">{_e(label)}</span><small>{_e(sub)}</small></a>'
-        for label, n, sub, cls in cards
-    )
-    return f'<section class="cards">{body}</section>'
+    return [(label, n, sub, cls, target.get(label, "matrix")) for label, n, sub, cls in out]
 
 
-def gate_banner(gate: dict[str, Any] | None) -> str:
-    """Return the gate decision banner with its regressions and improvements (empty without a gate)."""
+def gate_banner(gate: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Return the gate decision with its regressions and improvements (None without a gate)."""
     if not gate:
-        return ""
-    cls = "bad" if gate.get("failed") else "good"
-    title = f"Gate {'FAILED' if gate.get('failed') else 'passed'} vs {gate.get('baseline', 'baseline')}"
-    out = [f'<section id="gate" class="banner {cls}"><h2>{_e(title)}</h2>']
-    counts = ", ".join(f"{len(gate.get(b) or [])} {b.replace('_', ' ')}" for b in
-                       ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
+        return None
+    counts = ", ".join(f"{len(gate.get(b) or [])} {b.replace('_', ' ')}" for b in _GATE_COUNTS
                        if b != "missing" or gate.get(b))
-    out.append(f"<p>{_e(counts)}</p>")
-    for bucket, label in (("regressions", "Regressions"), ("missing", "Missing"), ("improvements", "Improvements"),
-                          ("vanished", "Vanished"), ("skipped", "Skipped now"), ("not_run", "Not run")):
+    buckets = []
+    for bucket, label in _GATE_LISTS:
         entries = gate.get(bucket) or []
-        if not entries:
-            continue
-        out.append(f"<h3>{_e(label)} ({len(entries)})</h3><ul>")
-        for e in entries[:200]:
-            change = f"{e.get('before')} → {e.get('after')}" if e.get("after") else str(e.get("before"))
-            link = f'<a href="#{record_anchor(e["case"], e["mode"])}">' if e.get("after") else "<span>"
-            close = "</a>" if e.get("after") else "</span>"
-            note = e.get("headline") or e.get("why") or ""
-            out.append(f"<li>{link}<code>{_e(e['case'])}</code> [{_e(e['mode'])}]{close} {_e(change)}"
-                       + (f" — {_e(note)}" if note else "") + "</li>")
-        out.append("</ul>")
-    out.append("</section>")
-    return "\n".join(out)
+        if entries:
+            buckets.append((label, len(entries), [_gate_entry(e) for e in entries[:_GATE_SHOWN]]))
+    return {
+        "cls": "bad" if gate.get("failed") else "good",
+        "title": f"Gate {'FAILED' if gate.get('failed') else 'passed'} vs {gate.get('baseline', 'baseline')}",
+        "counts": counts,
+        "buckets": buckets,
+    }
+
+
+def _gate_entry(e: dict[str, Any]) -> dict[str, Any]:
+    after = e.get("after")
+    return {
+        "anchor": record_anchor(e["case"], e["mode"]) if after else None,  # only a record still here has details
+        "case": e["case"],
+        "mode": e["mode"],
+        "change": f"{e.get('before')} → {after}" if after else str(e.get("before")),
+        "note": e.get("headline") or e.get("why") or "",
+    }

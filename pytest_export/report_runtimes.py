@@ -8,10 +8,11 @@ rejected, wrong result or error. Pure: imports neither pytest nor torch.
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
-__all__ = ["MODULE_COLUMN", "runtime_tables", "runtimes_html", "runtimes_markdown"]
+from pytest_export.report_style import render_page
+
+__all__ = ["MODULE_COLUMN", "runtime_tables", "runtimes_html", "runtimes_markdown", "runtimes_section"]
 
 MODULE_COLUMN = ".module()"
 _TARGET_ORDER = ("aoti", "onnx", "executorch")
@@ -49,30 +50,31 @@ def runtime_tables(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return dict(sorted(tables.items()))
 
 
-def runtimes_html(tables: dict[str, dict[str, Any]]) -> str:
-    """Return the HTML section with one shapes × runtimes table per case ("" when there is none)."""
-    if not tables:
-        return ""
-    e = html.escape
-    parts = ['<h2 id="runtimes">Shapes × runtimes</h2>',
-             "<p>What each runtime did with each input shape: the examples, drawn in-range shapes and "
-             "out-of-range probes. An out-of-range shape should be <em>rejected</em>.</p>"]
+def runtimes_section(tables: dict[str, dict[str, Any]]) -> list[tuple[str, list[str], list[Any]]]:
+    """Return per case (case, columns, rows of (shapes, kind, [(cell text, wrong?)])) for the HTML section."""
+    out = []
     for case, table in tables.items():
         cols = table["columns"]
-        head = "".join(f"<th>{e(c)}</th>" for c in cols)
-        body = []
+        rows = []
         for row in table["rows"]:
             out_of_range = row["kind"].startswith("out of range")
             cells = []
             for c in cols:
                 verdict = row.get(c, "")
+                # An out-of-range shape must be rejected, an in-range one accepted with the right result.
                 bad = verdict in ("wrong result", "error") or (out_of_range and verdict == "accepted") or (
                     not out_of_range and verdict == "rejected")
-                cells.append(f'<td class="{"v-failed" if bad else ""}">{e(verdict or "–")}</td>')
-            body.append(f"<tr><td><code>{e(row['shapes'])}</code></td><td>{e(row['kind'])}</td>{''.join(cells)}</tr>")
-        parts.append(f"<h3>{e(case)}</h3><table class=\"runtimes\"><thead><tr><th>shapes</th><th>kind</th>{head}"
-                     f"</tr></thead><tbody>{''.join(body)}</tbody></table>")
-    return "\n".join(parts)
+                cells.append((verdict or "–", bad))
+            rows.append((row["shapes"], row["kind"], cells))
+        out.append((case, cols, rows))
+    return out
+
+
+def runtimes_html(tables: dict[str, dict[str, Any]]) -> str:
+    """Return the HTML section with one shapes × runtimes table per case ("" when there is none)."""
+    if not tables:
+        return ""
+    return render_page("report_runtimes.html.j2", runtimes=runtimes_section(tables))
 
 
 def runtimes_markdown(tables: dict[str, dict[str, Any]]) -> list[str]:

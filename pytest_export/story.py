@@ -1,17 +1,17 @@
 """The explanation part of a failure: the verified fix, the failing submodule, every issue, the rewrite.
 
-Pure string building over an Outcome (and ExportDB's case sources); no pytest, no torch.
-Shared by the failure text, the Markdown and HTML reports, and ``python -m pytest_export explain``.
+Pure text and data building over an Outcome (and ExportDB's case sources); no pytest, no torch.
+Shared by the failure text, the Markdown and HTML reports (a template draws the HTML rows),
+and ``python -m pytest_export explain``.
 """
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from exportcore.outcome import Explanation, Outcome, SpecFix
 
-__all__ = ["fix_status", "explanation_lines", "rewrite_lines", "explanation_markdown", "explanation_html"]
+__all__ = ["fix_status", "explanation_lines", "rewrite_lines", "explanation_markdown", "explanation_rows"]
 
 _MD_MAX = 300
 VERIFIED = "verified (exports with this spec, and its accept/reject checks pass)"
@@ -111,31 +111,23 @@ def _md(text: str) -> str:
     return f"`{text}`"
 
 
-def explanation_html(outcome: dict[str, Any], case: str | None = None) -> list[tuple[str, str]]:
-    """Return (label, HTML) rows for a record's outcome dict: fix, submodules, issues, rewrite."""
-    e = html.escape
-    rows: list[tuple[str, str]] = []
+def explanation_rows(outcome: dict[str, Any], case: str | None = None) -> list[tuple[str, str, Any]]:
+    """Return (label, kind, data) rows for a record's outcome dict: rewrite, fix, submodules, issues (HTML report)."""
+    rows: list[tuple[str, str, Any]] = []
     snippet = _snippet(case)
     if snippet is not None:
-        rows.append(("supported rewrite", f"<pre>{e(snippet.before)}</pre>&darr; <code>{e(snippet.rewrite)}</code>"
-                     f"<pre>{e(snippet.after)}</pre>"))
+        rows.append(("supported rewrite", "rewrite", snippet))
     ex = _load(outcome) if (outcome or {}).get("explanation") else None
     if ex is None:
         return rows
     if ex.fix is not None:
-        body = f"<pre>{e(ex.fix.dynamic_shapes)}</pre>" if ex.fix.dynamic_shapes else ""
         label = "verified fix" if ex.fix.status == "verified" else "suggested fix"
-        rows.append((label, f"{e(fix_status(ex.fix))} <span class=\"muted\">{e(ex.fix.origin)}; "
-                     f"{e(_cost(ex.fix))}</span>{body}"))
+        rows.append((label, "fix", {"status": fix_status(ex.fix), "origin": ex.fix.origin, "cost": _cost(ex.fix),
+                                    "dynamic_shapes": ex.fix.dynamic_shapes}))
     if ex.submodules:
-        rows.append(("failing submodule", "<br>".join(
-            f"<code>{e(s.path)}</code> ({e(s.module_type)}): {e(s.message)}" for s in ex.submodules)))
+        rows.append(("failing submodule", "submodules", ex.submodules))
     if ex.issues:
-        rows.append(("all issues", "<ol>" + "".join(
-            f"<li><b>{e(i.kind)}</b> {e(i.location)}: {e(i.message)}"
-            + (f"<br><code>{e(i.code)}</code>" if i.code else "")
-            + (f"<br>try: <code>{e(i.suggestion)}</code>" if i.suggestion else "") + "</li>"
-            for i in ex.issues) + "</ol>"))
+        rows.append(("all issues", "issues", ex.issues))
     return rows
 
 

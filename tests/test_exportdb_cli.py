@@ -62,7 +62,7 @@ def test_docs_index_by_category_tag_and_mode(docs: Path) -> None:
 def test_docs_every_case_has_an_entry_with_code_and_expectations(docs: Path) -> None:
     for c in all_cases():
         page = (docs / f"{c.category}.html").read_text()
-        start = page.index(f'<section class=case id="{c.name}">')
+        start = page.index(f'<section class="case" id="{c.name}">')
         entry = page[start:page.index("</section>", start)]
         assert "<pre><code>def _():" in entry
         assert entry.count("<tr><th>") == 3  # one expectation row per mode

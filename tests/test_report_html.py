@@ -296,3 +296,36 @@ def test_exportdb_case_links_to_its_docs_page_when_the_docs_are_built(tmp_path):
     root = parse(render_html(build_report([record], environment={"exportdb_docs": str(tmp_path)})))
     link = next(a for a in root.iter("a") if a.text() == "reshape_specializes_dim")
     assert link.attrs["href"] == f"{tmp_path.as_uri()}/constraints.html#reshape_specializes_dim"
+
+
+HOSTILE = "<script>alert('x')</script>\" onmouseover=\"alert(1)\" &amp; 'q'"
+
+
+def test_hostile_text_in_every_section_is_shown_as_text():
+    from exportcore.outcome import DraftIssue, Explanation, Outcome, SpecFix, SubmoduleFailure
+
+    record = make_record(f"tests/t.py::test_x[{HOSTILE}]", f"strict{HOSTILE}", "failed", message=HOSTILE,
+                         category=HOSTILE, stage=HOSTILE, expect={"reason": HOSTILE, "category": HOSTILE})
+    outcome = Outcome.from_dict(record["outcome"])
+    outcome.explanation = Explanation(
+        fix=SpecFix(status="verified", dynamic_shapes=HOSTILE, origin=HOSTILE),
+        submodules=[SubmoduleFailure(path=HOSTILE, module_type=HOSTILE, category=HOSTILE, message=HOSTILE)],
+        issues=[DraftIssue(kind=HOSTILE, message=HOSTILE, location=HOSTILE, code=HOSTILE, suggestion=HOSTILE)])
+    record["outcome"] = outcome.to_dict()
+    o = record["outcome"]
+    o["findings"] = [{"kind": HOSTILE, "severity": HOSTILE, "message": HOSTILE, "input": HOSTILE}]
+    o["declared"], o["notes"] = {HOSTILE: HOSTILE}, [HOSTILE]
+    o["counterexample"] = {"shapes": {HOSTILE: [1]}, "message": HOSTILE, "reproduce": HOSTILE}
+    o["graph"]["op_histogram"] = {HOSTILE: 1}
+    o["shape_table"] = [{"shapes": HOSTILE, "kind": HOSTILE, ".module()": HOSTILE}]
+    gate = {"baseline": HOSTILE, "failed": True, "regressions": [
+        {"case": record["case"], "mode": record["mode"], "before": HOSTILE, "after": HOSTILE, "headline": HOSTILE}]}
+    html = render_html(build_report([record], environment={HOSTILE: HOSTILE}, gate=gate))
+    root = parse(html)
+    assert not any(n.tag == "script" for n in root.iter())
+    assert not any(name.startswith("on") for n in root.iter() for name in n.attrs)
+    # Shown as written (escaped once, never dropped) in the header, gate, index, matrix tip, findings,
+    # runtimes, charts, details (meta, explanation, ranges, counterexample, notes) and all results.
+    assert root.text().count(HOSTILE) >= 60
+    tip = next(a for t in root.iter("table") if "matrix" in t.classes() for a in t.iter("a"))
+    assert tip.attrs["title"] == HOSTILE
