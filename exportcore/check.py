@@ -53,6 +53,7 @@ def check(
     """
     import torch
 
+    from exportcore.explain import DEPTHS
     from exportcore.input_budget import budget_notes, default_budget, parse_bytes
     from exportcore.pipeline import walk
     from exportcore.shapes import examples_for
@@ -69,7 +70,7 @@ def check(
         except ValueError as exc:
             raise ValueError(f"input_budget: {exc}") from None
     examples = examples_for(examples, hypothesis_settings)
-    if explain not in ("off", "fix", "full"):
+    if explain not in DEPTHS:
         raise ValueError(f"explain must be 'off', 'fix' or 'full', got {explain!r}")
     kwargs = dict(kwargs or {})
     case_id = case_id or _default_case_id(model)

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Callable
 from exportcore.checks import accept, dtype, numerics, reject, size01, specialization, state
 from exportcore.outcome import GraphStats
 from exportcore.sides import prepare
-from exportcore.stages import capture, decompose, eager, keep, module, serialize
-from exportcore.targets.pipeline import run_target
+from exportcore.stages import capture, decompose, eager, keep, module, serialize, target
 
 if TYPE_CHECKING:
     from exportcore.context import Run
@@ -57,7 +56,7 @@ PIPELINE: tuple[Step, ...] = (
 )
 
 #: What check() does for a target (aoti, onnx, executorch): its own stages and checks, in that runtime.
-TARGET_PIPELINE: tuple[Step, ...] = (Step("target", run_target),)
+TARGET_PIPELINE: tuple[Step, ...] = (Step("target", target.run),)
 
 
 def walk(run: Run) -> None:

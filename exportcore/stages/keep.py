@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from exportcore.modes import TARGET_MODES
 from exportcore.targets import cache
-from exportcore.targets.pipeline import remember_export
 
 if TYPE_CHECKING:
     from exportcore.context import Run
 
 __all__ = ["run"]
 
-#: Modes whose export a target can start from.
-FOR_TARGETS = ("strict", "non_strict")
-
 
 def run(run: Run) -> None:
     """Store ``run.ep`` for a later target column of the same case (xdist/serial alike)."""
-    if cache.enabled() and run.mode.name in FOR_TARGETS:
+    if cache.enabled() and run.mode.name in TARGET_MODES:
+        # Imported here: without targets in the session no target module loads at all.
+        from exportcore.targets.pipeline import remember_export
+
         remember_export(run, run.ep)

@@ -1,3 +1,4 @@
+# Over 300 lines: one target check end to end (reuse, lower, load, examples, drawn and out-of-range shapes).
 """One (case, target) check: inference export (reused), lower, load, numerics, shape promise.
 
 The runtime gets the same questions as ``ep.module()``: equal to eager on the examples
