@@ -1,6 +1,6 @@
 """The pipeline: the ordered table of stages and checks one check() walks for a (case, mode).
 
-Adding a check is one module with ``run(run: Run) -> None`` (in exportcore/checks/) and one
+Adding a check is one module with ``run(ctx: Run) -> None`` (in exportcore/checks/) and one
 ``Step`` below; a new ``--export-checks`` name also goes into exportcore.case.CHECKS.
 """
 

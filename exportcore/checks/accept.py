@@ -25,61 +25,61 @@ if TYPE_CHECKING:
 __all__ = ["run"]
 
 
-def run(run: Run) -> None:
-    """Explore ``run.examples`` drawn shapes; stop at the first (shrunk) rejection or mismatch."""
+def run(ctx: Run) -> None:
+    """Explore ``ctx.examples`` drawn shapes; stop at the first (shrunk) rejection or mismatch."""
     from exportcore.shapes.explore import Probe, explore
 
-    if run.examples <= 0:
+    if ctx.examples <= 0:
         return
 
     def probe(args: tuple, kwargs: dict) -> Any:
         try:
-            reference = run_side(run, run.model, args, kwargs)
+            reference = run_side(ctx, ctx.model, args, kwargs)
         except Exception:
             return Probe("discard", "eager rejected the drawn shape")
         for label in PROGRAMS:
-            program = run.programs.get(label)
+            program = ctx.programs.get(label)
             if program is None:
                 continue
             try:
-                actual = run_side(run, program, args, kwargs, backward=label != "decomposed")
+                actual = run_side(ctx, program, args, kwargs, backward=label != "decomposed")
             except Exception as exc:
-                if is_guard_error(exc, runtime_asserts=is_shapes_spec(run.dynamic_shapes)):
-                    if "accept" not in run.checks:
+                if is_guard_error(exc, runtime_asserts=is_shapes_spec(ctx.dynamic_shapes)):
+                    if "accept" not in ctx.checks:
                         return Probe("discard", "guard rejected (accept check off)")
                     first = str(exc).strip().splitlines()[0]
-                    names = symbol_names(run.ep, run.spec, run.args, run.kwargs)
+                    names = symbol_names(ctx.ep, ctx.spec, ctx.args, ctx.kwargs)
                     return Probe(
                         "fail",
                         f"in-spec shape rejected by {label} program ({first}); the export specialized or "
-                        f"narrowed a dimension declared dynamic: {ranges_text(run.outcome.declared, run.ranges, names)}",
+                        f"narrowed a dimension declared dynamic: {ranges_text(ctx.outcome.declared, ctx.ranges, names)}",
                         stage="guards",
                     )
                 failure = classify(exc, "run")
                 return Probe("fail", f"{label} program raised {failure.exc_type}: {failure.message}", stage="run")
-            if "numerics" in run.checks:
+            if "numerics" in ctx.checks:
                 failure = compare_runs(
-                    run, label, reference, actual, grads=label != "decomposed", inputs=(args, kwargs)
+                    ctx, label, reference, actual, grads=label != "decomposed", inputs=(args, kwargs)
                 )
                 if failure is not None:
                     return Probe("fail", failure.message + "\n" + failure.detail, stage=failure.stage)
         return Probe("ok")
 
-    with run.clock.stage("run"):
+    with ctx.clock.stage("run"):
         result = explore(
-            run.spec, run.args, run.kwargs, probe, examples=run.examples, seed=run.seed,
-            inputs=run.inputs, settings=run.hypothesis_settings,
+            ctx.spec, ctx.args, ctx.kwargs, probe, examples=ctx.examples, seed=ctx.seed,
+            inputs=ctx.inputs, settings=ctx.hypothesis_settings,
         )
-    prepare(run)
-    run.outcome.examples = result.stats
+    prepare(ctx)
+    ctx.outcome.examples = result.stats
     if result.failure is not None and result.failure.stage == "input":
-        _factory_failed(run, result)
+        _factory_failed(ctx, result)
     if result.failure is not None:
-        run.outcome.counterexample = result.counterexample
+        ctx.outcome.counterexample = result.counterexample
         stage = result.failure.stage
         shapes = result.counterexample.shapes if result.counterexample else {}
         message = result.failure.message.splitlines()[0]
-        run.fail(
+        ctx.fail(
             Failure(
                 stage=stage,
                 category="guards" if stage == "guards" else ("numerics" if stage in ("numerics", "training") else "internal"),
@@ -97,11 +97,11 @@ def run(run: Run) -> None:
         )
 
 
-def _factory_failed(run: Run, result: ExploreResult) -> None:
+def _factory_failed(ctx: Run, result: ExploreResult) -> None:
     """The user's ``inputs=`` factory raised or built other shapes than drawn: the case's input is broken."""
-    run.outcome.counterexample = result.counterexample
+    ctx.outcome.counterexample = result.counterexample
     strategy = result.failure.message.startswith("inputs strategy")
-    run.fail(
+    ctx.fail(
         Failure(
             stage="input", category="input", exc_type="InputFactoryError", message=result.failure.message,
             hint="an inputs= strategy must draw (args, kwargs) inside the declared dynamic_shapes" if strategy else

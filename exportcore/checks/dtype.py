@@ -13,12 +13,12 @@ if TYPE_CHECKING:
 __all__ = ["run"]
 
 
-def run(run: Run) -> None:
+def run(ctx: Run) -> None:
     """Swap every floating input's dtype (float32 <-> float64, half -> float32) and call ep.module() once."""
     import torch
     import torch.utils._pytree as pytree
 
-    program = run.programs["exported"]
+    program = ctx.programs["exported"]
     swap = {torch.float32: torch.float64, torch.float64: torch.float32, torch.float16: torch.float32, torch.bfloat16: torch.float32}
     changed: list[tuple[Any, Any]] = []
 
@@ -28,7 +28,7 @@ def run(run: Run) -> None:
             return t.detach().to(swap[t.dtype])
         return t
 
-    args, kwargs = pytree.tree_map(cast, clone_tree((run.args, run.kwargs)))
+    args, kwargs = pytree.tree_map(cast, clone_tree((ctx.args, ctx.kwargs)))
     if not changed:
         return
     try:
@@ -36,7 +36,7 @@ def run(run: Run) -> None:
     except Exception:
         return
     before, after = changed[0]
-    run.finding(
+    ctx.finding(
         "dtype_accepted",
         f"ep.module() silently accepted inputs of another dtype ({before} -> {after}); "
         "the program was exported for the example dtypes only",

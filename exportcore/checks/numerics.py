@@ -17,22 +17,22 @@ __all__ = ["run", "PROGRAMS"]
 PROGRAMS = ("exported", "decomposed", "reloaded")
 
 
-def run(run: Run) -> None:
+def run(ctx: Run) -> None:
     """Fail on the first program that raises on, or differs from eager on, the example inputs."""
-    with run.clock.stage("run"):
+    with ctx.clock.stage("run"):
         for label in PROGRAMS:
-            program = run.programs.get(label)
+            program = ctx.programs.get(label)
             if program is None:
                 continue
             try:
-                actual = run_side(run, program, run.args, run.kwargs, backward=label != "decomposed")
+                actual = run_side(ctx, program, ctx.args, ctx.kwargs, backward=label != "decomposed")
             except Exception as exc:
                 failure = classify(exc, "run")
                 failure.message = f"{label} program failed on the example inputs: {failure.message}"
-                run.fail(failure)
+                ctx.fail(failure)
             failure = compare_runs(
-                run, label, run.reference, actual, grads=label != "decomposed", inputs=(run.args, run.kwargs)
+                ctx, label, ctx.reference, actual, grads=label != "decomposed", inputs=(ctx.args, ctx.kwargs)
             )
             if failure is not None:
-                run.fail(failure)
-        prepare(run)
+                ctx.fail(failure)
+        prepare(ctx)

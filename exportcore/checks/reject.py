@@ -20,37 +20,37 @@ if TYPE_CHECKING:
 __all__ = ["run"]
 
 
-def run(run: Run) -> None:
+def run(ctx: Run) -> None:
     """Call ep.module() on out-of-spec inputs; each must be refused by a guard."""
     from exportcore.shapes.explore import reject_inputs
 
-    exported = run.programs["exported"]
-    with run.clock.stage("guards"):
-        cases = reject_inputs(run.spec, run.args, run.kwargs, count=max(4, min(run.examples, 12)), seed=run.seed)
+    exported = ctx.programs["exported"]
+    with ctx.clock.stage("guards"):
+        cases = reject_inputs(ctx.spec, ctx.args, ctx.kwargs, count=max(4, min(ctx.examples, 12)), seed=ctx.seed)
         for label, args, kwargs in cases:
             args, kwargs = clone_tree((args, kwargs))
             try:
                 call_quiet(exported, args, kwargs)
             except Exception as exc:
-                if is_guard_error(exc, runtime_asserts=is_shapes_spec(run.dynamic_shapes)):
-                    run.outcome.examples.rejected += 1
+                if is_guard_error(exc, runtime_asserts=is_shapes_spec(ctx.dynamic_shapes)):
+                    ctx.outcome.examples.rejected += 1
                 else:
                     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                    run.finding(
+                    ctx.finding(
                         "reject_unguarded",
                         f"out-of-spec input ({label}) passed the guards and failed inside the program "
                         f"({type(exc).__name__}: {first[:200]})",
                     )
                 continue
-            names = symbol_names(run.ep, run.spec, run.args, run.kwargs)
-            run.fail(
+            names = symbol_names(ctx.ep, ctx.spec, ctx.args, ctx.kwargs)
+            ctx.fail(
                 Failure(
                     stage="guards",
                     category="guards",
                     exc_type="GuardAccepted",
                     message=f"ep.module() computed on an out-of-spec input ({label}) instead of raising a guard error",
-                    detail=ranges_text(run.outcome.declared, run.ranges, names),
+                    detail=ranges_text(ctx.outcome.declared, ctx.ranges, names),
                     hint="the exported range is wider than declared; check dynamic_shapes and range_constraints",
                 )
             )
-    prepare(run)
+    prepare(ctx)

@@ -17,29 +17,29 @@ if TYPE_CHECKING:
 __all__ = ["run"]
 
 
-def run(run: Run) -> None:
+def run(ctx: Run) -> None:
     """Probe sizes 0 and 1 of every dynamic root dim whose exported range starts at 2 or above."""
     from exportcore.shapes.synth import synthesize
 
-    exported = exported_input_shapes(run.ep, run.args, run.kwargs)
-    program = run.programs["exported"]
+    exported = exported_input_shapes(ctx.ep, ctx.args, ctx.kwargs)
+    program = ctx.programs["exported"]
     seen: set[str] = set()
-    for path, axis, name in root_axes(run.spec):
+    for path, axis, name in root_axes(ctx.spec):
         shape = exported.get(path)
         if name in seen or shape is None or axis >= len(shape) or isinstance(shape[axis], int):
             continue
         seen.add(name)
-        rng = run.ranges.get(shape[axis])
+        rng = ctx.ranges.get(shape[axis])
         if rng is None or rng.floor < 2:
             continue
         for size in (0, 1):
             try:
-                shapes = run.spec.shapes_for(run.spec.example_assignment() | {name: size})
-                args, kwargs = synthesize(run.args, run.kwargs, shapes, seed=run.seed)
+                shapes = ctx.spec.shapes_for(ctx.spec.example_assignment() | {name: size})
+                args, kwargs = synthesize(ctx.args, ctx.kwargs, shapes, seed=ctx.seed)
                 call_quiet(program, args, kwargs)
             except Exception:
                 continue
-            run.finding(
+            ctx.finding(
                 "size01_accepted",
                 f"ep.module() accepted size {size} for {name} ({path} dim {axis}) although the exported range "
                 f"is {rng.text()}: torch does not guard the 0/1 specialization; results for that size are unchecked",

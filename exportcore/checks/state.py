@@ -10,21 +10,21 @@ if TYPE_CHECKING:
 __all__ = ["run"]
 
 
-def run(run: Run) -> None:
+def run(ctx: Run) -> None:
     """Report parameters/buffers of the model missing from, or different in, ep.module()."""
     import torch
 
-    if not isinstance(run.model, torch.nn.Module):
+    if not isinstance(ctx.model, torch.nn.Module):
         return
-    exported = run.programs["exported"]
-    with run.clock.stage("state"):
-        mine = dict(run.model.named_parameters())
-        mine.update({k: v for k, v in run.model.named_buffers() if v is not None})
+    exported = ctx.programs["exported"]
+    with ctx.clock.stage("state"):
+        mine = dict(ctx.model.named_parameters())
+        mine.update({k: v for k, v in ctx.model.named_buffers() if v is not None})
         theirs = dict(exported.named_parameters())
         theirs.update({k: v for k, v in exported.named_buffers() if v is not None})
         missing = sorted(set(mine) - set(theirs))
         if missing:
-            run.finding(
+            ctx.finding(
                 "state_missing",
                 f"ep.module() lacks {len(missing)} of the model's parameters/buffers: {', '.join(missing[:8])}"
                 + (" ..." if len(missing) > 8 else "")
@@ -36,4 +36,4 @@ def run(run: Run) -> None:
             if a.shape != b.shape or a.dtype != b.dtype or not torch.equal(a.detach().cpu(), b.detach().cpu()):
                 differing.append(name)
         if differing:
-            run.finding("state_differs", f"ep.module() state differs from the model's: {', '.join(differing[:8])}")
+            ctx.finding("state_differs", f"ep.module() state differs from the model's: {', '.join(differing[:8])}")

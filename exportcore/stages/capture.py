@@ -16,30 +16,30 @@ if TYPE_CHECKING:
 __all__ = ["run", "describe_program"]
 
 
-def run(run: Run) -> None:
-    """Set ``run.ep`` and its ranges; the outcome gets the ranges (as text) and the graph statistics."""
+def run(ctx: Run) -> None:
+    """Set ``ctx.ep`` and its ranges; the outcome gets the ranges (as text) and the graph statistics."""
     import torch
 
     from exportcore.export_hooks import no_leaked_hooks
 
-    with run.clock.stage("capture"):
-        prepare(run)
-        args, kwargs = clone_tree((run.args, run.kwargs))
+    with ctx.clock.stage("capture"):
+        prepare(ctx)
+        args, kwargs = clone_tree((ctx.args, ctx.kwargs))
         try:
             with no_leaked_hooks():
                 ep = torch.export.export(
-                    run.model, args, kwargs or None, dynamic_shapes=run.dynamic_shapes, strict=run.mode.strict
+                    ctx.model, args, kwargs or None, dynamic_shapes=ctx.dynamic_shapes, strict=ctx.mode.strict
                 )
         except Exception as exc:
-            prepare(run)
-            run.fail(classify(exc, "capture"))
-        prepare(run)
-    describe_program(run, ep)
-    run.ep = ep
+            prepare(ctx)
+            ctx.fail(classify(exc, "capture"))
+        prepare(ctx)
+    describe_program(ctx, ep)
+    ctx.ep = ep
 
 
-def describe_program(run: Run, ep: Any) -> None:
-    """Read ``ep``'s ranges into the run (numbers) and the outcome (text), and its graph statistics."""
-    run.ranges = exported_ranges(ep)
-    run.outcome.range_constraints = {symbol: r.text() for symbol, r in run.ranges.items()}
-    run.outcome.graph = graph_stats(ep)
+def describe_program(ctx: Run, ep: Any) -> None:
+    """Read ``ep``'s ranges into the Run (numbers) and the outcome (text), and its graph statistics."""
+    ctx.ranges = exported_ranges(ep)
+    ctx.outcome.range_constraints = {symbol: r.text() for symbol, r in ctx.ranges.items()}
+    ctx.outcome.graph = graph_stats(ep)

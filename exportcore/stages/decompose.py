@@ -14,17 +14,17 @@ if TYPE_CHECKING:
 __all__ = ["run"]
 
 
-def run(run: Run) -> None:
-    """Set ``run.programs["decomposed"]``; the outcome's graph statistics become the core-ATen graph's."""
-    with run.clock.stage("decompose"):
+def run(ctx: Run) -> None:
+    """Set ``ctx.programs["decomposed"]``; the outcome's graph statistics become the core-ATen graph's."""
+    with ctx.clock.stage("decompose"):
         try:
-            decomposed = run.ep.run_decompositions()
-            remember(run, "decomposed", decomposed.module())
+            decomposed = ctx.ep.run_decompositions()
+            remember(ctx, "decomposed", decomposed.module())
         except Exception as exc:
-            run.fail(classify(exc, "decompose"))
-    run.outcome.graph = graph_stats(decomposed)
-    if run.mode.training:
-        run.outcome.notes.append(
+            ctx.fail(classify(exc, "decompose"))
+    ctx.outcome.graph = graph_stats(decomposed)
+    if ctx.mode.training:
+        ctx.outcome.notes.append(
             "decompose (training): forward outputs and buffer mutations of the core-ATen program are "
             "compared with eager; gradients are not, because backward through a decomposed training "
             "program is not supported by torch.export"

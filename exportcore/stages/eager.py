@@ -13,12 +13,12 @@ if TYPE_CHECKING:
 __all__ = ["run"]
 
 
-def run(run: Run) -> None:
-    """Set ``run.reference``; a model that fails in eager is an error of the case, not of the export."""
-    with run.clock.stage("eager"):
-        prepare(run)
+def run(ctx: Run) -> None:
+    """Set ``ctx.reference``; a model that fails in eager is an error of the case, not of the export."""
+    with ctx.clock.stage("eager"):
+        prepare(ctx)
         try:
-            run.reference = run_side(run, run.model, run.args, run.kwargs)
+            ctx.reference = run_side(ctx, ctx.model, ctx.args, ctx.kwargs)
         except Exception as exc:  # the model itself is broken: say so, not "export failed"
-            run.fail(classify(exc, "eager"), status="error")
-        prepare(run)
+            ctx.fail(classify(exc, "eager"), status="error")
+        prepare(ctx)

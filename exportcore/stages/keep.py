@@ -13,10 +13,10 @@ if TYPE_CHECKING:
 __all__ = ["run"]
 
 
-def run(run: Run) -> None:
-    """Store ``run.ep`` for a later target column of the same case (xdist/serial alike)."""
-    if cache.enabled() and run.mode.name in TARGET_MODES:
+def run(ctx: Run) -> None:
+    """Store ``ctx.ep`` for a later target column of the same case (xdist/serial alike)."""
+    if cache.enabled() and ctx.mode.name in TARGET_MODES:
         # Imported here: without targets in the session no target module loads at all.
         from exportcore.targets.pipeline import remember_export
 
-        remember_export(run, run.ep)
+        remember_export(ctx, ctx.ep)

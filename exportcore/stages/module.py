@@ -13,11 +13,11 @@ if TYPE_CHECKING:
 __all__ = ["run"]
 
 
-def run(run: Run) -> None:
-    """Set ``run.programs["exported"]``."""
-    prepare(run)
-    with run.clock.stage("module"):
+def run(ctx: Run) -> None:
+    """Set ``ctx.programs["exported"]``."""
+    prepare(ctx)
+    with ctx.clock.stage("module"):
         try:
-            remember(run, "exported", run.ep.module())
+            remember(ctx, "exported", ctx.ep.module())
         except Exception as exc:
-            run.fail(classify(exc, "module"))
+            ctx.fail(classify(exc, "module"))

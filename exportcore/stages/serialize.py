@@ -16,19 +16,19 @@ if TYPE_CHECKING:
 __all__ = ["run"]
 
 
-def run(run: Run) -> None:
-    """Set ``run.programs["reloaded"]``."""
+def run(ctx: Run) -> None:
+    """Set ``ctx.programs["reloaded"]``."""
     import torch
 
-    with run.clock.stage("serialize"):
+    with ctx.clock.stage("serialize"):
         try:
             buffer = io.BytesIO()
             with _tolerant_logging():
-                torch.export.save(run.ep, buffer)
+                torch.export.save(ctx.ep, buffer)
                 buffer.seek(0)
-                remember(run, "reloaded", torch.export.load(buffer).module())
+                remember(ctx, "reloaded", torch.export.load(buffer).module())
         except Exception as exc:
-            run.fail(classify(exc, "serialize"))
+            ctx.fail(classify(exc, "serialize"))
 
 
 @contextlib.contextmanager

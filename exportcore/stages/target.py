@@ -10,9 +10,9 @@ if TYPE_CHECKING:
 __all__ = ["run"]
 
 
-def run(run: Run) -> None:
-    """Check the case in ``run.target``'s runtime (exportcore.targets.pipeline.run_target)."""
+def run(ctx: Run) -> None:
+    """Check the case in ``ctx.target``'s runtime (exportcore.targets.pipeline.run_target)."""
     # Imported here: without targets in the session no target module loads at all.
     from exportcore.targets.pipeline import run_target
 
-    run_target(run)
+    run_target(ctx)
