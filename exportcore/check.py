@@ -1,17 +1,20 @@
-"""check(): run one case through the whole export core in one mode and judge the result."""
+"""check(): validate one case, walk the pipeline (exportcore.pipeline) in one mode, and judge the result."""
 
 from __future__ import annotations
 
 import math
 import zlib
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from exportcore.case import CHECKS, DEFAULT_CHECKS, Case
+from exportcore.clock import StageClock
+from exportcore.context import CheckFailed, Run
+from exportcore.deadline import CaseTimeout, deadline
 from exportcore.modes import Mode, get_mode
 from exportcore.outcome import Failure, Outcome
-from exportcore.context import CheckFailed, Run
-from exportcore.clock import StageClock
-from exportcore.deadline import CaseTimeout, deadline
+
+if TYPE_CHECKING:
+    from exportcore.shapes.spec import ShapeSpec
 
 __all__ = ["check", "check_case", "CheckFailed"]
 
@@ -233,7 +236,7 @@ def _default_case_id(model: Any) -> str:
     return type(model).__qualname__
 
 
-def _parse_spec(model: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> Any:
+def _parse_spec(model: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> ShapeSpec | None:
     from exportcore.shapes import ShapeSpec
 
     return ShapeSpec.from_export_spec(dynamic_shapes, tuple(args), kwargs, model=model)
