@@ -27,13 +27,11 @@ from exportcore.outcome import (
 # check.py imports torch only inside functions; importing it eagerly also keeps the
 # name `exportcore.check` bound to the function rather than to the submodule.
 from exportcore.check import check, check_case
-from exportcore.modes import Mode, register_mode
+from exportcore.modes import MODES, Mode, register_mode
 
 __all__ = [
     "CHECKS", "DEFAULT_CHECKS", "Case", "SCHEMA_VERSION", "Counterexample", "ExampleStats",
     "Failure", "Finding", "GraphStats", "Outcome", "SchemaError", "SourceLocation",
     "MODES", "Mode", "check", "check_case", "register_mode",
 ]
-
-MODES = ("strict", "non_strict", "training")
 

@@ -1,3 +1,4 @@
+# Over 300 lines: one ordered list of small rules (first match wins); split up, the order would be lost from view.
 """Rules that pick a failure's category and one-line fix hint from a torch exception.
 
 Each rule looks at the exception chain's class names, UserError type and message

@@ -1,16 +1,20 @@
-"""check(): run one case through the whole export core in one mode and judge the result."""
+"""check(): validate one case, walk the pipeline (exportcore.pipeline) in one mode, and judge the result."""
 
 from __future__ import annotations
 
 import math
 import zlib
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from exportcore.case import CHECKS, DEFAULT_CHECKS, Case
-from exportcore.modes import Mode, get_mode
-from exportcore.outcome import Failure, GraphStats, Outcome
+from exportcore.clock import StageClock
 from exportcore.context import CheckFailed, Run
-from exportcore.stages import CaseTimeout, StageClock, deadline
+from exportcore.deadline import CaseTimeout, deadline
+from exportcore.modes import Mode, get_mode
+from exportcore.outcome import Failure, Outcome
+
+if TYPE_CHECKING:
+    from exportcore.shapes.spec import ShapeSpec
 
 __all__ = ["check", "check_case", "CheckFailed"]
 
@@ -52,8 +56,10 @@ def check(
     """
     import torch
 
-    from exportcore.shapes import examples_for
+    from exportcore.explain import DEPTHS
     from exportcore.input_budget import budget_notes, default_budget, parse_bytes
+    from exportcore.pipeline import walk
+    from exportcore.shapes import examples_for
 
     mode_obj = _validate(model, args, kwargs, mode, checks, examples, rtol, atol)
     label = _target_label(mode_obj, target, device, target_options)
@@ -67,7 +73,7 @@ def check(
         except ValueError as exc:
             raise ValueError(f"input_budget: {exc}") from None
     examples = examples_for(examples, hypothesis_settings)
-    if explain not in ("off", "fix", "full"):
+    if explain not in DEPTHS:
         raise ValueError(f"explain must be 'off', 'fix' or 'full', got {explain!r}")
     kwargs = dict(kwargs or {})
     case_id = case_id or _default_case_id(model)
@@ -106,7 +112,7 @@ def check(
         run.model_state = model_state
         try:
             with deadline(timeout):
-                _pipeline(run)
+                walk(run)
         except CheckFailed:
             pass
         except SystemExit as exc:
@@ -126,6 +132,7 @@ def check(
             )
         finally:
             _name_ranges(run)
+            run.ep = run.reference = None  # the programs and eager's outputs are not kept past the verdict
             run.programs.clear()
             run.program_states.clear()
         if outcome.status == "failed" and explain != "off":
@@ -229,50 +236,20 @@ def _default_case_id(model: Any) -> str:
     return type(model).__qualname__
 
 
-def _parse_spec(model: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> Any:
+def _parse_spec(model: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> ShapeSpec | None:
     from exportcore.shapes import ShapeSpec
 
     return ShapeSpec.from_export_spec(dynamic_shapes, tuple(args), kwargs, model=model)
-
-
-#: Modes whose export a target can start from (kept only while a session asked for targets).
-_KEEP_FOR_TARGETS = ("strict", "non_strict")
 
 
 def _name_ranges(run: Run) -> None:
     """Key the exported range_constraints by the user's dim names ("batch"), keeping torch's symbols aside."""
     from exportcore.guards import named_ranges, symbol_names
 
-    ep = run.programs.get("ep")
-    if ep is None or not run.outcome.range_constraints:
+    if run.ep is None or not run.outcome.range_constraints:
         return
     try:
-        names = symbol_names(ep, run.spec, run.args, run.kwargs)
+        names = symbol_names(run.ep, run.spec, run.args, run.kwargs)
     except Exception:  # noqa: BLE001 - naming is cosmetic; the symbols stay as they are
         return
     run.outcome.range_constraints, run.outcome.range_symbols = named_ranges(run.outcome.range_constraints, names)
-
-
-def _pipeline(run: Run) -> None:
-    from exportcore import programs, runtime
-
-    if run.target is not None:
-        from exportcore.targets.pipeline import run_target
-
-        run_target(run)
-        return
-    reference = programs.eager_reference(run)
-    ep = programs.capture(run)
-    from exportcore.targets import cache as kept
-
-    if kept.enabled() and run.mode.name in _KEEP_FOR_TARGETS:
-        from exportcore.targets.pipeline import remember_export
-
-        remember_export(run, ep)
-    programs.add_programs(run, ep)
-    programs.numerics_on_examples(run, reference)
-    if "state" in run.checks:
-        programs.state_parity(run)
-    runtime.dynamic_checks(run)
-    run.outcome.graph = run.outcome.graph or GraphStats()
-

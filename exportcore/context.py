@@ -1,13 +1,23 @@
-"""The context one check() carries through its stages and checks: the case, the mode, the programs."""
+"""The context one check() carries through its pipeline steps: the case, the mode, the programs."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
+from exportcore.clock import StageClock
 from exportcore.modes import Mode
 from exportcore.outcome import Failure, Finding, Outcome
-from exportcore.stages import StageClock
+
+if TYPE_CHECKING:
+    import hypothesis
+    import torch
+    from torch.export import ExportedProgram
+
+    from exportcore.execute import RunResult
+    from exportcore.guards import ExportedRange
+    from exportcore.isolation import ModelState
+    from exportcore.shapes.spec import ShapeSpec
 
 __all__ = ["CheckFailed", "Run"]
 
@@ -18,36 +28,46 @@ class CheckFailed(Exception):
 
 @dataclass
 class Run:
-    """Everything one check needs while it runs; dropped when check() returns."""
+    """Everything one check needs while it runs; dropped when check() returns.
 
-    model: Any
+    The first block is the case and its options (set by check()); the second is what the
+    pipeline's steps produce for the steps after them.
+    """
+
+    model: torch.nn.Module  # a plain callable arrives wrapped (check._as_module)
     args: tuple
-    kwargs: dict
-    dynamic_shapes: Any
+    kwargs: dict[str, Any]
+    dynamic_shapes: Any  # as the user wrote it, passed to torch.export unchanged
     mode: Mode
     checks: frozenset[str]
     rtol: float | None
     atol: float | None
     examples: int
-    inputs: Any
+    inputs: Any  # the user's factory (shapes, rng) -> (args, kwargs) or a hypothesis strategy, or None
     seed: int
     findings_as_errors: bool
-    hypothesis_settings: Any
+    hypothesis_settings: hypothesis.settings | None
     outcome: Outcome
     clock: StageClock
-    model_state: Any = None
-    spec: Any = None
-    programs: dict[str, Any] = field(default_factory=dict)  # label -> callable exported module
-    program_states: dict[int, Any] = field(default_factory=dict)  # id(program) -> its ModelState when built
+    spec: ShapeSpec | None = None  # the parsed dynamic_shapes; None: nothing declared dynamic
     target: str | None = None  # exportcore.targets: check this runtime instead of the mode's programs
     device: str = "cpu"
     target_options: Mapping[str, Any] = field(default_factory=dict)
 
+    model_state: ModelState | None = None  # the model's snapshot every side starts from (set by check())
+    reference: RunResult | None = None  # eager on the example inputs (step "eager")
+    ep: ExportedProgram | None = None  # the one torch.export.export result (step "capture")
+    ranges: dict[str, ExportedRange] = field(default_factory=dict)  # ep's range_constraints, by torch symbol
+    programs: dict[str, torch.nn.Module] = field(default_factory=dict)  # "exported"/"decomposed"/"reloaded"
+    program_states: dict[int, ModelState] = field(default_factory=dict)  # id(program) -> its own snapshot
+
     def fail(self, failure: Failure, status: str = "failed") -> None:
+        """Record ``failure`` as the verdict and stop the pipeline."""
         self.outcome.status = status
         self.outcome.failure = failure
         raise CheckFailed
 
     def finding(self, kind: str, message: str, input: str | None = None) -> None:
+        """Record a finding: a warning, or an error under --export-findings=error."""
         severity = "error" if self.findings_as_errors else "warning"
         self.outcome.findings.append(Finding(kind=kind, severity=severity, message=message, input=input))

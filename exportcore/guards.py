@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import math
 import re
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from exportcore.shapes.spec import ShapeSpec
 
 __all__ = [
     "is_guard_error",
-    "range_strings",
-    "format_range",
+    "ExportedRange",
+    "exported_ranges",
+    "root_axes",
+    "ranges_text",
     "exported_input_shapes",
     "symbol_names",
     "named_ranges",
@@ -42,21 +49,40 @@ def is_guard_error(exc: BaseException, *, runtime_asserts: bool = False) -> bool
     return any(p.search(text) for p in _GUARD_MESSAGES)
 
 
-def format_range(lo: Any, hi: Any) -> str:
-    """Return ``[lo, hi]``, unbounded spelled ``int_oo`` as torch prints it."""
+@dataclass(frozen=True)
+class ExportedRange:
+    """One symbol's exported value range; None: unbounded on that side (torch's ``-int_oo``/``int_oo``)."""
 
-    def one(v: Any) -> str:
-        s = str(v)
-        return {"oo": "int_oo", "-oo": "-int_oo"}.get(s, s)
+    lo: int | float | None  # float only for an unbacked float symbol (x.item() of a float tensor)
+    hi: int | float | None
 
-    return f"[{one(lo)}, {one(hi)}]"
+    @property
+    def floor(self) -> int | float:
+        """The lowest size the range allows (an unbounded lower end counts as 0, as sizes do)."""
+        return 0 if self.lo is None else self.lo
+
+    @property
+    def ceiling(self) -> float:
+        """The highest size the range allows (``inf`` when unbounded)."""
+        return math.inf if self.hi is None else self.hi
+
+    def text(self) -> str:
+        """Return ``[lo, hi]`` as torch prints it (``int_oo`` for unbounded): the outcome's form."""
+        lo = "-int_oo" if self.lo is None else str(self.lo)
+        return f"[{lo}, {'int_oo' if self.hi is None else self.hi}]"
 
 
-def range_strings(ep: Any) -> dict[str, str]:
-    """Return the exported program's range_constraints as ``{symbol: "[lo, hi]"}``."""
-    out: dict[str, str] = {}
-    for sym, vr in ep.range_constraints.items():
-        out[str(sym)] = format_range(vr.lower, vr.upper)
+def exported_ranges(ep: Any) -> dict[str, ExportedRange]:
+    """Return the exported program's range_constraints as ``{symbol: ExportedRange}``, sorted by symbol."""
+
+    def bound(v: Any) -> int | float | None:
+        # torch's unbounded ends print as int_oo/oo (sympy), -int_oo/-oo below; an unbacked float
+        # symbol (from .item() on a float tensor) may have a finite non-integer bound.
+        if str(v).lstrip("-") in ("int_oo", "oo"):
+            return None
+        return int(v) if v == int(v) else float(v)
+
+    out = {str(sym): ExportedRange(bound(vr.lower), bound(vr.upper)) for sym, vr in ep.range_constraints.items()}
     return dict(sorted(out.items()))
 
 
@@ -136,3 +162,25 @@ def named_ranges(ranges: dict[str, str], names: dict[str, str]) -> tuple[dict[st
         else:  # a derived size torch keeps a range for ("s6 + 1") reads "batch + 1"
             keyed[_SYMBOL.sub(lambda m: names.get(m.group(0), m.group(0)), sym)] = rng
     return dict(sorted(keyed.items())), dict(sorted(symbols.items()))
+
+
+def root_axes(spec: ShapeSpec) -> list[tuple[str, int, str]]:
+    """Return (input path, axis, root dim name) for every axis that is a root dim itself."""
+    out = []
+    for slot in spec.tensors:
+        for i, axis in enumerate(slot.axes):
+            if axis.root is not None and not axis.derived:
+                out.append((slot.path, i, axis.root))
+    return out
+
+
+def ranges_text(declared: dict[str, str], ranges: dict[str, ExportedRange], names: dict[str, str]) -> str:
+    """Return "declared ...; exported range_constraints ..." for a guard failure's message.
+
+    ``names`` maps torch symbols to the user's dim names (symbol_names()).
+    """
+    shown = ", ".join(f"{k}: {v}" for k, v in declared.items()) or "none"
+    exported = ", ".join(
+        f"{names[k]} ({k}): {v.text()}" if k in names else f"{k}: {v.text()}" for k, v in ranges.items()
+    ) or "none (all static)"
+    return f"declared {shown}; exported range_constraints {exported}"

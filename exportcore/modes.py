@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Mode", "BUILTIN_MODES", "register_mode", "get_mode", "mode_names"]
+__all__ = [
+    "Mode", "BUILTIN_MODES", "MODES", "TARGET_MODES", "register_mode", "get_mode", "mode_names", "target_mode_problem",
+]
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,11 @@ BUILTIN_MODES = (
     Mode("non_strict", strict=False, training=False, description="eval(); export(strict=False) via Python tracing"),
     Mode("training", strict=False, training=True, description="train(); training IR; outputs, buffers, grads"),
 )
+
+#: The built-in modes' names, in report column order: the one place they are spelled out.
+MODES: tuple[str, ...] = tuple(m.name for m in BUILTIN_MODES)
+#: The modes a target (aoti, onnx, executorch) can start from: the built-in inference exports.
+TARGET_MODES: tuple[str, ...] = tuple(m.name for m in BUILTIN_MODES if not m.training)
 
 _REGISTRY: dict[str, Mode] = {m.name: m for m in BUILTIN_MODES}
 
@@ -51,3 +58,10 @@ def get_mode(name: str) -> Mode:
 def mode_names() -> tuple[str, ...]:
     """Return the names of all registered modes, built-ins first."""
     return tuple(_REGISTRY)
+
+
+def target_mode_problem(name: object) -> str | None:
+    """Return why ``name`` cannot be the mode targets start from ("must be ..., got ..."), or None if it can."""
+    if name in TARGET_MODES:
+        return None
+    return f"must be {' or '.join(repr(m) for m in TARGET_MODES)}, got {name!r}"

@@ -1,3 +1,4 @@
+# Over 300 lines: the record types and their JSON codec together, so a field and its check change in one place.
 """The result of checking one (case, mode): plain data that round-trips through JSON.
 
 Nothing here may hold a tensor, an exported program or a frame: outcomes cross

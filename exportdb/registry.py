@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Union
 
+from exportcore.modes import MODES
+
 __all__ = [
     "CATEGORIES", "MODES", "TAGS", "PASS", "Pass", "Fails", "Skip", "Changed", "Expectation", "ExportCase",
     "case", "all_cases", "get", "by_tag", "by_category", "validate", "installed_torch", "parse_version",
 ]
 
-MODES = ("strict", "non_strict", "training")
 
 #: torch's own ExportDB tags, then ours for the pain points torch's catalog does not name.
 TAGS: dict[str, str] = {

@@ -14,7 +14,7 @@ from exportcore.case import CHECKS
 from exportcore.categories import CATEGORIES
 from exportcore.compare import tolerance_problem
 from exportcore.devices import DEVICES
-from exportcore.modes import mode_names
+from exportcore.modes import mode_names, target_mode_problem
 from exportcore.targets import TARGETS, column_label
 
 if TYPE_CHECKING:
@@ -109,8 +109,8 @@ def parse_marker(args: Sequence[Any], kwargs: Mapping[str, Any], known_modes: Se
     if devices == ():
         raise MarkerError("devices must name at least one device")
     target_mode = kwargs.get("target_mode")
-    if target_mode is not None and target_mode not in ("strict", "non_strict"):
-        raise MarkerError(f"target_mode must be 'strict' or 'non_strict', got {target_mode!r}")
+    if target_mode is not None and target_mode_problem(target_mode):
+        raise MarkerError(f"target_mode {target_mode_problem(target_mode)}")
     target_options = _target_options(kwargs.get("target_options"))
     names = (*(modes if modes is not None else tuple(known_modes)), *TARGETS)
     expect = _expectations(kwargs.get("expect"), (*names, *(column_label(n, d) for n in names for d in DEVICES)))

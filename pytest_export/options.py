@@ -29,7 +29,7 @@ import pytest
 
 from exportcore.case import CHECKS, DEFAULT_CHECKS, DEFAULT_EXAMPLES
 from exportcore.devices import DEVICES
-from exportcore.modes import mode_names
+from exportcore.modes import mode_names, target_mode_problem
 from exportcore.targets import TARGETS, column_label
 
 __all__ = ["RunOptions", "OPTIONS", "add_options", "resolve"]
@@ -155,8 +155,8 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
     if devices == ():
         raise pytest.UsageError("--export-devices: name at least one device")
     target_mode = _raw(config, "export_target_mode") or None
-    if target_mode is not None and target_mode not in ("strict", "non_strict"):
-        raise pytest.UsageError(f"--export-target-mode must be strict or non_strict, got {target_mode!r}")
+    if target_mode is not None and target_mode_problem(target_mode):
+        raise pytest.UsageError(f"--export-target-mode {target_mode_problem(target_mode)}")
     return RunOptions(known_modes, modes, checks, examples, timeout, findings == "error", _seed(config),
                       input_budget=_input_budget(config), targets=targets, devices=devices,
                       target_mode=target_mode, explain=explain)

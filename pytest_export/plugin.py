@@ -211,7 +211,7 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, Any, Any]:
     """Pay the process's one-time export warm-up before an exportable test's own time limit starts."""
     if item_mode(item) is not None or "export_check" in getattr(item, "fixturenames", ()):
-        from exportcore.stages import warm_up
+        from exportcore.deadline import warm_up
 
         # Charged to a test, torch's first lazy imports (seconds) would exceed a healthy case's
         # pytest-timeout limit, and an alarm inside an import leaves a module half-initialized.
@@ -222,7 +222,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, Any, Any]:
 @pytest.hookimpl(tryfirst=True)
 def pytest_export_run(item: pytest.Item, case: Any, mode: str, options: dict[str, Any]) -> None:
     """Keep a test-wide alarm (pytest-timeout's signal method) out of imports while the case runs."""
-    from exportcore.stages import guard_outer_alarm
+    from exportcore.deadline import guard_outer_alarm
 
     # An alarm raised inside an import leaves the module half-initialized for every later test.
     guard_outer_alarm()

@@ -270,7 +270,7 @@ def test_an_outer_timer_like_pytest_timeouts_keeps_its_deadline():
     import signal
     import time
 
-    from exportcore.stages import warm_up
+    from exportcore.deadline import warm_up
 
     warm_up()  # once per process, before any limit; it must not eat the outer timer here
     fired: list[float] = []

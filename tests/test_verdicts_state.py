@@ -11,7 +11,7 @@ from torch.export import Dim
 
 from exportcore import check
 from exportcore.execute import RunResult
-from exportcore.programs import compare_runs
+from exportcore.parity import compare_runs
 
 
 class Counter(torch.nn.Module):

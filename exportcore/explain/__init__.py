@@ -78,7 +78,7 @@ def _draft(run: Run, explanation: Explanation) -> None:
 
 
 def _step(explanation: Explanation, name: str, timeout: float | None, work: Callable[[], None]) -> None:
-    from exportcore.stages import CaseTimeout, deadline
+    from exportcore.deadline import CaseTimeout, deadline
 
     start = time.perf_counter()
     try:

@@ -1,3 +1,4 @@
+# Over 300 lines: one target check end to end (reuse, lower, load, examples, drawn and out-of-range shapes).
 """One (case, target) check: inference export (reused), lower, load, numerics, shape promise.
 
 The runtime gets the same questions as ``ep.module()``: equal to eager on the examples
@@ -16,7 +17,8 @@ from exportcore.compare import compare, default_tolerances
 from exportcore.execute import clone_tree
 from exportcore.guards import is_guard_error
 from exportcore.outcome import Failure
-from exportcore.programs import capture, eager_reference, prepare, run_side
+from exportcore.sides import prepare, run_side
+from exportcore.stages import capture, eager
 from exportcore.targets import cache, get_target, unavailable
 from exportcore.targets.base import flat_tensors
 from exportcore.targets.failures import target_failure
@@ -53,15 +55,17 @@ def run_target(run: Run) -> None:
                          message=reason, hint="install what the message names, or drop the target"),
                  status="skipped")
     target = get_target(name)
-    reference = eager_reference(run)
+    eager.run(run)
+    reference = run.reference
     ep = cache.lookup(_key(run)) if cache.enabled() else None
     if ep is None:
-        ep = capture(run)
+        capture.run(run)
+        ep = run.ep
         remember_export(run, ep)
     else:
         # No note in the outcome: serial and xdist runs (where the mode ran elsewhere) must record the same.
-        _describe_program(run, ep)
-        run.programs["ep"] = ep
+        capture.describe_program(run, ep)
+        run.ep = ep
     run.programs["exported"] = ep.module()
     mutated = _mutated_state(ep)
     stateful = bool(mutated)
@@ -115,14 +119,6 @@ def _mutated_state(ep: Any) -> list[str]:
         if getattr(source, "name", None) in state:
             names.add(state[source.name])
     return sorted(names)
-
-
-def _describe_program(run: Run, ep: Any) -> None:
-    from exportcore.guards import range_strings
-    from exportcore.programs import graph_stats
-
-    run.outcome.range_constraints = range_strings(ep)
-    run.outcome.graph = graph_stats(ep)
 
 
 def _tolerances(run: Run, target: Target, outputs: Any) -> tuple[float | None, float | None]:

@@ -1,4 +1,4 @@
-"""Stage bookkeeping: which stage is running, how long each took, and the per-case deadline."""
+"""The per-case deadline: a SIGALRM timer that interrupts a hanging case without harming anything else."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Iterator
+from typing import Any
 
-__all__ = ["StageClock", "CaseTimeout", "deadline", "guard_outer_alarm", "warm_up"]
+__all__ = ["CaseTimeout", "deadline", "guard_outer_alarm", "warm_up"]
 
 
 class CaseTimeout(BaseException):
@@ -18,28 +18,6 @@ class CaseTimeout(BaseException):
     A BaseException, like KeyboardInterrupt: the stages catch ``Exception`` to classify
     a model's own errors, and a timeout must pass through them to check() untouched.
     """
-
-
-class StageClock:
-    """Times stages and remembers the one currently running (reported on timeout)."""
-
-    def __init__(self) -> None:
-        self.timings: dict[str, float] = {}
-        self.current: str = "input"
-
-    @contextlib.contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        previous, self.current = self.current, name
-        start = time.perf_counter()
-        finished = False
-        try:
-            yield
-            finished = True
-        finally:
-            self.timings[name] = round(self.timings.get(name, 0.0) + time.perf_counter() - start, 6)
-            # On an exception (a timeout above all) keep naming the stage it came from.
-            if finished:
-                self.current = previous if previous != "input" else name
 
 
 def deadline(seconds: float | None) -> contextlib.AbstractContextManager[None]:

@@ -1,0 +1,75 @@
+"""Run one side of a comparison (eager or an exported program) the mode's way, from the snapshot state."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any, Iterator
+
+from exportcore.execute import RunResult, run_inference, run_training
+
+if TYPE_CHECKING:
+    from exportcore.context import Run
+
+__all__ = ["prepare", "run_side", "traced_path", "remember", "call_quiet"]
+
+
+def prepare(run: Run) -> None:
+    """Put the model back in its snapshot state and in the mode's train/eval setting."""
+    import torch
+
+    run.model_state.restore(run.model)
+    if isinstance(run.model, torch.nn.Module):
+        run.model.train(run.mode.training)
+
+
+def run_side(run: Run, fn: Any, args: tuple, kwargs: dict, *, backward: bool = True) -> RunResult:
+    """Run eager or exported code on copies of the inputs, the mode's way, from the snapshot state."""
+    # Every side, on every input, starts from the state eager started from: ep.module() and
+    # the decomposed module share the model's tensors, the reloaded one has its own copies, and
+    # a counter or a KV cache written by one run must not feed the next.
+    prepare(run)
+    state = run.program_states.get(id(fn))
+    if state is not None:
+        state.restore(fn)
+    with traced_path():
+        if run.mode.training:
+            return run_training(fn, args, kwargs, seed=run.seed, backward=backward)
+        return run_inference(fn, args, kwargs, seed=run.seed)
+
+
+@contextlib.contextmanager
+def traced_path() -> Iterator[None]:
+    """Run eager along the path torch.export traces: the MHA/TransformerEncoder fast path off.
+
+    Under no_grad, nn.MultiheadAttention and nn.TransformerEncoder(Layer) take a fused fast path
+    (nested tensors: zeros at padded positions of src_key_padding_mask); export traces the regular
+    path, so an eager reference taken on the fast path is not the eager the program came from.
+    """
+    import torch
+
+    mha = getattr(torch.backends, "mha", None)
+    if mha is None or not hasattr(mha, "set_fastpath_enabled"):
+        yield
+        return
+    previous = mha.get_fastpath_enabled()
+    mha.set_fastpath_enabled(False)
+    try:
+        yield
+    finally:
+        mha.set_fastpath_enabled(previous)
+
+
+def remember(run: Run, label: str, program: Any) -> None:
+    """Keep ``program`` and a snapshot of its own state (taken while it equals the model's snapshot)."""
+    from exportcore.isolation import ModelState
+
+    run.programs[label] = program
+    run.program_states[id(program)] = ModelState.capture(program, shared_with=run.model_state)
+
+
+def call_quiet(program: Any, args: tuple, kwargs: dict) -> Any:
+    """Call ``program`` once under no_grad, as a probe whose result is not compared."""
+    import torch
+
+    with torch.no_grad():
+        return program(*args, **kwargs)

@@ -1,0 +1,31 @@
+"""Stage decompose: run_decompositions() to core ATen; its .module() joins the programs checked against eager."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from exportcore.classify import classify
+from exportcore.graph_stats import graph_stats
+from exportcore.sides import remember
+
+if TYPE_CHECKING:
+    from exportcore.context import Run
+
+__all__ = ["run"]
+
+
+def run(ctx: Run) -> None:
+    """Set ``ctx.programs["decomposed"]``; the outcome's graph statistics become the core-ATen graph's."""
+    with ctx.clock.stage("decompose"):
+        try:
+            decomposed = ctx.ep.run_decompositions()
+            remember(ctx, "decomposed", decomposed.module())
+        except Exception as exc:
+            ctx.fail(classify(exc, "decompose"))
+    ctx.outcome.graph = graph_stats(decomposed)
+    if ctx.mode.training:
+        ctx.outcome.notes.append(
+            "decompose (training): forward outputs and buffer mutations of the core-ATen program are "
+            "compared with eager; gradients are not, because backward through a decomposed training "
+            "program is not supported by torch.export"
+        )

@@ -1,0 +1,24 @@
+"""Stage eager: run the user's model on copies of the example inputs; the reference every program must match."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from exportcore.classify import classify
+from exportcore.sides import prepare, run_side
+
+if TYPE_CHECKING:
+    from exportcore.context import Run
+
+__all__ = ["run"]
+
+
+def run(ctx: Run) -> None:
+    """Set ``ctx.reference``; a model that fails in eager is an error of the case, not of the export."""
+    with ctx.clock.stage("eager"):
+        prepare(ctx)
+        try:
+            ctx.reference = run_side(ctx, ctx.model, ctx.args, ctx.kwargs)
+        except Exception as exc:  # the model itself is broken: say so, not "export failed"
+            ctx.fail(classify(exc, "eager"), status="error")
+        prepare(ctx)

@@ -1,0 +1,22 @@
+"""Stage keep: hold on to the inference export for the case's targets (only when a session asked for targets)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from exportcore.modes import TARGET_MODES
+from exportcore.targets import cache
+
+if TYPE_CHECKING:
+    from exportcore.context import Run
+
+__all__ = ["run"]
+
+
+def run(ctx: Run) -> None:
+    """Store ``ctx.ep`` for a later target column of the same case (xdist/serial alike)."""
+    if cache.enabled() and ctx.mode.name in TARGET_MODES:
+        # Imported here: without targets in the session no target module loads at all.
+        from exportcore.targets.pipeline import remember_export
+
+        remember_export(ctx, ctx.ep)

@@ -1,0 +1,80 @@
+"""The engine's pipeline table: every check name enables a step, a new step runs in order, ranges stay numbers."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.export import Dim
+
+import exportcore
+from exportcore import pipeline
+from exportcore.case import CHECKS
+from exportcore.guards import ExportedRange, exported_ranges
+from exportcore.pipeline import PIPELINE, Step
+
+
+def test_every_check_name_enables_a_step_and_every_step_names_known_checks():
+    enabling = {name for step in PIPELINE for name in step.enabled_by}
+    assert enabling == set(CHECKS)
+    assert len({step.name for step in PIPELINE}) == len(PIPELINE)
+
+
+def test_a_step_added_to_the_table_runs_after_the_stages_with_their_results(monkeypatch):
+    seen: list[tuple] = []
+
+    def probe(run) -> None:
+        seen.append((run.ep is not None, sorted(run.programs), run.reference is not None))
+        run.finding("probe", "the added step ran")
+
+    added = Step("probe", probe, ("dtype",))
+    monkeypatch.setattr(pipeline, "PIPELINE", (*PIPELINE, added))
+    outcome = exportcore.check(torch.nn.Linear(3, 3), (torch.randn(2, 3),), examples=0)
+    assert outcome.status == "passed", outcome.failure
+    assert seen == [(True, ["decomposed", "exported", "reloaded"], True)]
+    assert [f.kind for f in outcome.findings] == ["probe"]
+
+    # Its check name switched off, the step does not run.
+    seen.clear()
+    outcome = exportcore.check(torch.nn.Linear(3, 3), (torch.randn(2, 3),), checks=("numerics",), examples=0)
+    assert outcome.status == "passed" and not seen and not outcome.findings
+
+
+def test_a_failing_step_stops_the_walk_with_its_verdict(monkeypatch):
+    later: list[str] = []
+
+    def fails(run) -> None:
+        from exportcore.outcome import Failure
+
+        run.fail(Failure(stage="numerics", category="numerics", exc_type="Probe", message="stopped here"))
+
+    steps = list(PIPELINE)
+    at = next(i for i, s in enumerate(steps) if s.name == "numerics")
+    steps[at + 1:at + 1] = [Step("fails", fails), Step("after", lambda run: later.append("ran"))]
+    monkeypatch.setattr(pipeline, "PIPELINE", tuple(steps))
+    outcome = exportcore.check(torch.nn.Linear(3, 3), (torch.randn(2, 3),), examples=0)
+    assert outcome.status == "failed" and outcome.failure.message == "stopped here"
+    assert later == []
+
+
+def test_exported_ranges_are_numbers_and_text_only_in_the_outcome():
+    class Lin(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    x = torch.randn(4, 3)
+    spec = {"x": {0: Dim("b", min=2, max=16), 1: Dim("c", min=3)}}
+    ep = torch.export.export(Lin(), (x,), dynamic_shapes=spec, strict=False)
+    ranges = exported_ranges(ep)
+    assert sorted((r.lo, r.hi) for r in ranges.values()) == [(2, 16), (3, None)]
+    outcome = exportcore.check(Lin(), (x,), dynamic_shapes=spec, examples=2)
+    assert outcome.range_constraints == {"b": "[2, 16]", "c": "[3, int_oo]"}
+
+
+@pytest.mark.parametrize("lo, hi, text, floor, ceiling", [
+    (2, None, "[2, int_oo]", 2, float("inf")),
+    (None, None, "[-int_oo, int_oo]", 0, float("inf")),  # an unbacked symbol: unbounded sizes start at 0
+    (0, 64, "[0, 64]", 0, 64),
+])
+def test_an_exported_range_prints_as_torch_does_and_bounds_sizes(lo, hi, text, floor, ceiling):
+    r = ExportedRange(lo, hi)
+    assert (r.text(), r.floor, r.ceiling) == (text, floor, ceiling)
