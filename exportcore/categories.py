@@ -312,6 +312,8 @@ def _graph_break(f: _Facts) -> tuple[str, ...] | None:
         return None
     said = _what_torch_said(f.text)
     called = re.search(r"builtin (?:operator )?`([\w.]+?)\.?`", f.text)  # "`open`", "`time.time.`"
+    # torch 2.15: "Call to a time function ... Called `time.time()` inside a compiled region"
+    called = called or re.search(r"Called `([\w.]+?)\(\)` inside a compiled region", f.text)
     # torch 2.6-2.8 spell it "unsupported builtin time.time." / "builtin: open [...]"
     called = called or re.search(r"unsupported builtin (?!None\.)([\w.]+?)\.(?:\s|$)|^builtin: (\w+) \[", f.text, re.M)
     if called and called.group(1) is None:

@@ -126,7 +126,7 @@ def test_bad_case_input_and_eager_failure_are_errors_naming_the_field(project, r
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(["*ValueError: dynamic_shapes: *'y'*"])
     # A model that fails in eager is the case's fault, not an export failure.
-    result.stdout.fnmatch_lines(["export error in non_strict: stage eager, *", "  RuntimeError: mat1 and mat2 *"])
+    result.stdout.fnmatch_lines(["export error in non_strict: stage eager, *", "  RuntimeError: *mat1 and mat2 *"])
     by_test = {r["test"]: r for r in records()["records"]}
     shapes = by_test["test_m.py::test_shapes_name_no_input[non_strict]"]
     assert (shapes["verdict"], shapes["outcome"]["failure"]["stage"]) == ("error", "input")
