@@ -398,7 +398,7 @@ def test_the_users_example_inputs_are_never_mutated(mode):
 def test_tf32_switched_through_either_api_is_switched_back_and_stays_readable(flip):
     class Flips(torch.nn.Module):
         def forward(self, x):
-            if not torch.compiler.is_exporting():
+            if not getattr(torch.compiler, "is_exporting", torch.compiler.is_compiling)():  # is_compiling on 2.6
                 flip(torch.backends)
             return x + 1
 
