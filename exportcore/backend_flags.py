@@ -82,9 +82,16 @@ def _precision_flags() -> dict[str, tuple[Callable[[], Any], Callable[[Any], Any
 
 
 def _read(path: str) -> Any:
+    import importlib
+
     import torch
 
     obj: Any = torch.backends
+    module, _, _ = path.partition(".")
+    if not hasattr(obj, module):
+        # Older torch (2.6) loads some backends (opt_einsum) only when imported: a forward that
+        # imports one and flips it must still be put back, so it is loaded here too.
+        importlib.import_module(f"torch.backends.{module}")
     for part in path.split("."):
         obj = getattr(obj, part)
     return obj

@@ -69,12 +69,14 @@ def test_names_unique_and_tags_known() -> None:
 
 def test_every_failing_case_names_a_rewrite_that_passes() -> None:
     assert registry.validate() == []
-    failing = [c for c in all_cases() if c.failing_modes()]
+    # On the newest torch (the catalog's reference); an older torch may fail the rewrite too.
+    failing = [c for c in all_cases() if any(isinstance(e, Fails) for e in c.expect_on(None).values())]
     assert len(failing) >= 20
     for c in failing:
         target = get(c.rewrite)
-        for mode in c.failing_modes():
-            assert mode in target.modes and target.expect[mode] == PASS, (c.name, mode)
+        for mode, exp in c.expect_on(None).items():
+            if isinstance(exp, Fails):
+                assert mode in target.modes and target.expect_on(None)[mode] == PASS, (c.name, mode)
 
 
 def test_marker_expect_has_reason_and_category() -> None:

@@ -87,10 +87,27 @@ def test_several_dims_high_at_once_are_filtered_to_the_budget():
     assert len(seen) > 50
 
 
+class Sizes:
+    """The sizes a model was called with; an opaque object, not a list attribute, because torch 2.6's
+    non-strict export fails ("Node arity mismatch") when a module's list attribute grows while tracing."""
+
+    def __init__(self) -> None:
+        self.values: list[int] = []
+
+    def append(self, n: int) -> None:
+        self.values.append(n)
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def __iter__(self):
+        return iter(self.values)
+
+
 class RowSum(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.seen: list[int] = []
+        self.seen = Sizes()
 
     def forward(self, x):
         self.seen.append(x.shape[0])

@@ -8,6 +8,11 @@ import pytest
 import torch
 
 from exportcore import check
+from exportdb.registry import parse_version
+
+# torch 2.6 exports nn.TransformerEncoder's nested-tensor fast path and cannot load the program back
+# (SerializeError on aten._nested_tensor_from_mask_left_aligned); 2.7 loads it (measured on 2.6, 2.7, 2.8).
+NESTED_LOADS = parse_version(torch.__version__) >= (2, 7)
 
 
 def _encoder() -> torch.nn.Module:
@@ -29,7 +34,11 @@ def test_transformer_encoder_with_padding_mask_passes(mode):
         fast = _encoder()(*args, **kwargs)
     assert torch.all(fast[0, 3:] == 0)
     outcome = check(_encoder(), args, kwargs, mode=mode, examples=0)
-    assert outcome.status == "passed", outcome.failure
+    if not NESTED_LOADS:  # a true failure: torch 2.6 itself cannot load what it exported
+        assert (outcome.status, outcome.failure.stage) == ("failed", "serialize"), outcome.failure
+        assert "_nested_tensor_from_mask_left_aligned" in outcome.failure.message
+    else:
+        assert outcome.status == "passed", outcome.failure
     assert torch.backends.mha.get_fastpath_enabled()  # the user's setting is back
 
 
@@ -45,6 +54,8 @@ class ScaledEncoder(torch.nn.Module):
         return self.enc(x, src_key_padding_mask=src_key_padding_mask) * next(self.counter)
 
 
+@pytest.mark.skipif(not NESTED_LOADS, reason="torch 2.6 cannot load an exported TransformerEncoder back "
+                    "(_nested_tensor_from_mask_left_aligned): the serialize stage fails before numerics run")
 def test_a_real_mismatch_behind_an_encoder_still_fails():
     args, kwargs = _inputs()
     outcome = check(ScaledEncoder().eval(), args, kwargs, mode="non_strict", examples=0)

@@ -106,6 +106,10 @@ def test_float64_reference_is_lazy_and_optional():
     assert check(NoDouble(), (x,), mode="non_strict", examples=0).status == "passed"
     assert DOUBLE_CALLS == []  # nothing failed: no float64 run was made
     # the same reordering under an impossible tolerance: float64 cannot run, so the plain rule stands
+    decomposed = torch.export.export(NoDouble(), (x,), strict=False).run_decompositions().module()
+    if torch.equal(decomposed(x), NoDouble()(x)):
+        pytest.skip("this torch (e.g. 2.6) keeps linalg_vector_norm whole when decomposing: the exported "
+                    "program is bit-identical to eager, so no tolerance makes it differ and float64 is never needed")
     outcome = check(NoDouble(), (x,), mode="non_strict", examples=0, rtol=1e-9, atol=1e-9)
     assert DOUBLE_CALLS, "the float64 reference was tried"
     assert outcome.status == "failed" and outcome.failure.category == "numerics"

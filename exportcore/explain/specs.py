@@ -75,7 +75,11 @@ def replace_bounds(dynamic_shapes: Any, bounds: dict[str, tuple[int, int | None]
             root = new_root(value.root)
             if isinstance(root, int):
                 return int(value.fn(root))
-            return value if root is value.root else type(value)(value.__name__, root, value.fn)
+            if root is value.root:
+                return value
+            if isinstance(value, type):  # torch 2.6/2.7: a derived dim is a class made by its metaclass
+                return type(value)(value.__name__, (int,), {"root": root, "fn": value.fn})
+            return type(value)(value.__name__, root, value.fn)
         if _is_dim(value):
             return new_root(value)
         return value

@@ -9,6 +9,15 @@ from typing import Any
 
 import pytest
 
+from exportdb.registry import installed_torch
+
+# torch before 2.9 refuses an in-place update of a parameter under no_grad while exporting ("a leaf
+# Variable that requires grad is being used in an in-place operation"; measured on 2.6 to 2.9):
+# the Vandal case then fails at capture, a true verdict, and its state must still not leak.
+VANDAL_EXPORTS = (installed_torch() or (0, 0)) >= (2, 9)
+VANDAL = ("passed", None) if VANDAL_EXPORTS else ("failed", "capture")
+COUNTS = {"passed": 10, "failed": 3, "skipped": 1} if VANDAL_EXPORTS else {"passed": 8, "failed": 5, "skipped": 1}
+
 # One project for every session here: a hang in eager, a hang inside export, a case that changes
 # global state and its model, a checker that runs after it, and healthy cases around them.
 TESTS = """
@@ -143,8 +152,8 @@ def _expected(crash: bool) -> dict[str, tuple[str, str | None]]:
     out["test_c_hangs_in_export[non_strict]"] = ("timeout", "capture")
     out["test_c_hangs_in_export[strict]"] = ("timeout", "capture")
     out["test_d_dynamic[non_strict]"] = ("passed", None)
-    out["test_e_vandal[non_strict]"] = ("passed", None)
-    out["test_e_vandal[training]"] = ("passed", None)
+    out["test_e_vandal[non_strict]"] = VANDAL
+    out["test_e_vandal[training]"] = VANDAL
     out["test_g_killed_by_a_signal[non_strict]"] = ("crashed", "run") if crash else ("skipped", None)
     return out
 
@@ -178,7 +187,7 @@ def test_serial_hangs_time_out_state_does_not_leak_and_two_runs_report_the_same(
     result = project.runpytest(*args)
 
     # 3 timeouts fail their tests; everything after them still ran and reported.
-    result.assert_outcomes(passed=10, failed=3, skipped=1)
+    result.assert_outcomes(**COUNTS)
     report = _load(project.path / "r1.json")
     assert report["complete"] is True and report["stop_reason"] == ""
     assert _verdicts(report) == _expected(crash=False)
@@ -190,7 +199,7 @@ def test_serial_hangs_time_out_state_does_not_leak_and_two_runs_report_the_same(
         ["*test_b_hangs_in_eager[[]non_strict[]]*", "export timed out in non_strict: stage eager*"]
     )
 
-    project.runpytest(*[a.replace("r1.", "r2.") for a in args]).assert_outcomes(passed=10, failed=3, skipped=1)
+    project.runpytest(*[a.replace("r1.", "r2.") for a in args]).assert_outcomes(**COUNTS)
     assert _without_timings(_load(project.path / "r2.json")) == _without_timings(report)
 
 

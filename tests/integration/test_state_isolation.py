@@ -10,7 +10,7 @@ TEST = """
 
     class Leaves(torch.nn.Module):
         def forward(self, x):
-            if not torch.compiler.is_exporting():
+            if not getattr(torch.compiler, "is_exporting", torch.compiler.is_compiling)():  # is_compiling on 2.6
                 torch.autocast("cpu", dtype=torch.bfloat16).__enter__()  # never left
                 torch.backends.cudnn.benchmark = True
                 torch.backends.cuda.matmul.allow_tf32 = True

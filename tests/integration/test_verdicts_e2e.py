@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+from exportdb.registry import installed_torch
+
+TORCH = installed_torch() or (0, 0)
+# torch 2.6 cannot load its own export of nn.TransformerEncoder's fast path (fixed in 2.7), and its strict
+# export cannot decompose a buffer written from a grad-requiring value (fixed in 2.9): see
+# tests/test_verdicts_fastpath.py and tests/test_verdicts_state.py.
+NESTED_LOADS = TORCH >= (2, 7)
+STRICT_KV = TORCH >= (2, 9)
+
 MODELS = '''
 import torch
 from torch.export import Dim
@@ -47,6 +56,11 @@ def test_kv_cache_and_counter_pass_every_mode_on_drawn_shapes(project, verdicts)
             return kv_case()
     """)
     result = project.runpytest("-q")
+    if not STRICT_KV:
+        result.assert_outcomes(passed=2, failed=1)
+        assert verdicts()[("test_kv.py::test_kv", "strict")] == "failed"
+        assert "Found a graph input that requires gradients, and received a mutation" in result.stdout.str()
+        return
     result.assert_outcomes(passed=3)
     assert set(verdicts().values()) == {"passed"}
 
@@ -61,6 +75,9 @@ def test_transformer_encoder_with_padding_mask_passes(project, verdicts):
             return encoder_case()
     """)
     result = project.runpytest("-q")
-    result.assert_outcomes(passed=2)
-    assert verdicts() == {("test_enc.py::test_encoder", "strict"): "passed",
-                          ("test_enc.py::test_encoder", "non_strict"): "passed"}
+    expected = "passed" if NESTED_LOADS else "failed"
+    result.assert_outcomes(**{expected: 2})
+    assert verdicts() == {("test_enc.py::test_encoder", "strict"): expected,
+                          ("test_enc.py::test_encoder", "non_strict"): expected}
+    if not NESTED_LOADS:
+        assert "_nested_tensor_from_mask_left_aligned" in result.stdout.str()
