@@ -39,6 +39,6 @@ def inner_sessions_are_not_xdist_workers(request: pytest.FixtureRequest, monkeyp
     Inherited, PYTEST_XDIST_WORKER would make a serial inner session take itself for a worker
     (its thread share, its Ctrl-C target) and the outer worker for its controller.
     """
-    if "pytester" in request.fixturenames or "project" in request.fixturenames:
+    if "pytester" in request.fixturenames:  # also reached through fixtures built on it (project, spy)
         for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
             monkeypatch.delenv(name, raising=False)
