@@ -14,6 +14,12 @@ import pytest
 import torch
 from torch import nn
 from torch.export import Dim
+from torch.fx.experimental import symbolic_shapes
+
+# torch 2.6 and 2.7 decide `frames[:k]` size-obliviously, which needs k declared a size; from 2.8
+# (where `guard_or_false` replaced that machinery) `torch._check(k >= 1)` is enough, and newer
+# releases deprecate `_check_is_size`.
+_SIZE_OBLIVIOUS = not hasattr(symbolic_shapes, "guard_or_false")
 
 
 class ValidFrameMean(nn.Module):
@@ -26,6 +32,8 @@ class ValidFrameMean(nn.Module):
     def forward(self, frames: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
         k = valid.item()
         if self.checked:
+            if _SIZE_OBLIVIOUS:
+                torch._check_is_size(k)
             torch._check(k >= 1)  # settles `k == 0` below: export keeps only the second branch
             torch._check(k <= frames.shape[0])
         if k == 0:

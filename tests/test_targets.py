@@ -242,3 +242,19 @@ def test_the_artifact_directory_is_removed_afterwards(tmp_path, monkeypatch):
     outcome = exportcore.check(model, args, dynamic_shapes=BATCH, target="onnx", examples=1)
     assert outcome.status == "passed"
     assert not list(tmp_path.glob("pytest-export-*"))
+
+
+def test_aoti_input_check_printed_to_stderr_becomes_the_error_message():
+    """torch 2.8-2.12 raise only "API call failed" and print the reason to fd 2: recover it."""
+    import os
+
+    from exportcore.targets.aoti import TARGET, _stderr_of
+
+    def call(args, kwargs):
+        os.write(2, b"Error: input_handles[0]: dim value is too large at 0, expected to be <= 15, but got: 16\n")
+        raise RuntimeError("run_func_(...) API call failed at model_container_runner.cpp, line 144")
+
+    reason = _stderr_of(call, (), {})
+    assert reason == "input_handles[0]: dim value is too large at 0, expected to be <= 15, but got: 16"
+    assert TARGET.rejection(RuntimeError(f"{reason} (API call failed)"))
+    assert _stderr_of(lambda a, k: None, (), {}) is None

@@ -79,9 +79,23 @@ class AOTInductor:
         with _env(ENV, value):
             model = torch._inductor.aoti_load_package(lowered.path)
 
-        def run(args: tuple, kwargs: dict) -> list:
+        def call(args: tuple, kwargs: dict) -> list:
             with torch.no_grad(), _env(ENV, value):
                 return flat_tensors(model(*args, **kwargs))
+
+        def run(args: tuple, kwargs: dict) -> list:
+            try:
+                return call(args, kwargs)
+            except RuntimeError as exc:
+                if "input_handles[" in str(exc) or "API call failed" not in str(exc):
+                    raise
+                # torch 2.8-2.12 print the input check's reason to the C++ stderr and raise only
+                # "API call failed"; the check runs before any kernel, so calling again under a
+                # captured fd 2 recovers the reason cheaply (and only on this failure path).
+                reason = _stderr_of(call, args, kwargs)
+                if reason is None:
+                    raise
+                raise RuntimeError(f"{reason} ({exc})") from exc
 
         return run
 
@@ -91,6 +105,26 @@ class AOTInductor:
         return isinstance(exc, RuntimeError) and "input_handles[" in text and (
             "dim value" in text or "expected" in text
         )
+
+
+def _stderr_of(call: Any, args: tuple, kwargs: dict) -> str | None:
+    """Return the runtime's input-check lines printed to fd 2 while ``call`` fails again, or None."""
+    import tempfile
+
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        try:
+            call(args, kwargs)
+        except RuntimeError:
+            pass
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        sink.seek(0)
+        text = sink.read().decode("utf-8", "replace")
+    lines = [line.strip().removeprefix("Error: ") for line in text.splitlines() if "input_handles[" in line]
+    return "; ".join(lines) or None
 
 
 @contextlib.contextmanager
