@@ -41,6 +41,7 @@ def check(
     device: str = "cpu",
     target_options: Mapping[str, Any] | None = None,
     explain: str = "fix",
+    reuse: bool = True,
 ) -> Outcome:
     """Export ``model`` once in ``mode``, run every enabled check, and return the Outcome.
 
@@ -53,6 +54,8 @@ def check(
     Raises TypeError/ValueError only for wrong arguments (naming the argument); every
     failure of the model or of the export is reported in the returned Outcome. ``explain``
     ("off", "fix", "full") is the extra work spent on a failing case (exportcore.explain).
+    ``reuse``: a mode whose captured program is proven identical to an earlier mode's (same
+    case, options, model state and inputs) takes that mode's run results (exportcore.reuse).
     """
     import torch
 
@@ -103,7 +106,7 @@ def check(
         checks=frozenset(checks), rtol=rtol, atol=atol, examples=examples, inputs=inputs, seed=seed,
         findings_as_errors=findings_as_errors, hypothesis_settings=hypothesis_settings,
         outcome=outcome, clock=StageClock(), spec=spec, target=target, device=device,
-        target_options=dict(target_options or {}),
+        target_options=dict(target_options or {}), reuse=bool(reuse),
     )
 
     from exportcore.isolation import isolated
@@ -135,6 +138,7 @@ def check(
             run.ep = run.reference = None  # the programs and eager's outputs are not kept past the verdict
             run.programs.clear()
             run.program_states.clear()
+            run.same_as.clear()
         if outcome.status == "failed" and explain != "off":
             from exportcore.explain import explain as explain_failure
 

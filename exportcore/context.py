@@ -53,6 +53,7 @@ class Run:
     target: str | None = None  # exportcore.targets: check this runtime instead of the mode's programs
     device: str = "cpu"
     target_options: Mapping[str, Any] = field(default_factory=dict)
+    reuse: bool = True  # exportcore.reuse: take another mode's results when its program is this one
 
     model_state: ModelState | None = None  # the model's snapshot every side starts from (set by check())
     reference: RunResult | None = None  # eager on the example inputs (step "eager")
@@ -60,6 +61,8 @@ class Run:
     ranges: dict[str, ExportedRange] = field(default_factory=dict)  # ep's range_constraints, by torch symbol
     programs: dict[str, torch.nn.Module] = field(default_factory=dict)  # "exported"/"decomposed"/"reloaded"
     program_states: dict[int, ModelState] = field(default_factory=dict)  # id(program) -> its own snapshot
+    #: A program proven the same as an earlier one ("reloaded" -> "exported"): not probed again on drawn shapes.
+    same_as: dict[str, str] = field(default_factory=dict)
 
     def fail(self, failure: Failure, status: str = "failed") -> None:
         """Record ``failure`` as the verdict and stop the pipeline."""

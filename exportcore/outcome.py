@@ -193,6 +193,7 @@ class Outcome:
     shape_table: list[dict[str, str]] = field(default_factory=list)
     explanation: Explanation | None = None  # failing cases only (exportcore.explain)
     torch_version: str = ""
+    reused_from: str | None = None
     schema: int = SCHEMA_VERSION
 
     @property

@@ -6,11 +6,14 @@ Adding a check is one module with ``run(ctx: Run) -> None`` (in exportcore/check
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from exportcore import reuse
 from exportcore.checks import accept, dtype, numerics, reject, size01, specialization, state
 from exportcore.outcome import GraphStats
+from exportcore.reuse import Donation
 from exportcore.sides import prepare
 from exportcore.stages import capture, decompose, eager, keep, module, serialize, target
 
@@ -30,6 +33,8 @@ class Step:
     enabled_by: tuple[str, ...] = ()
     #: Runs only for a case with a dynamic_shapes spec (there are no other shapes to try without one).
     dynamic: bool = False
+    #: Only runs the programs: another mode that captured the same program may donate its result.
+    reusable: bool = False
 
     def wanted(self, run: Run) -> bool:
         """Return whether this step runs for ``run``."""
@@ -44,15 +49,15 @@ PIPELINE: tuple[Step, ...] = (
     Step("capture", capture.run),
     Step("keep", keep.run),
     Step("module", module.run),
-    Step("decompose", decompose.run, ("decompose",)),
-    Step("serialize", serialize.run, ("serialize",)),
-    Step("numerics", numerics.run, ("numerics",)),
+    Step("decompose", decompose.run, ("decompose",), reusable=True),
+    Step("serialize", serialize.run, ("serialize",), reusable=True),
+    Step("numerics", numerics.run, ("numerics",), reusable=True),
     Step("state", state.run, ("state",)),
     Step("specialization", specialization.run, ("accept", "reject"), dynamic=True),
-    Step("drawn shapes", accept.run, ("numerics", "accept"), dynamic=True),
-    Step("reject", reject.run, ("reject",), dynamic=True),
-    Step("size01", size01.run, ("accept", "reject"), dynamic=True),
-    Step("dtype", dtype.run, ("dtype",), dynamic=True),
+    Step("drawn shapes", accept.run, ("numerics", "accept"), dynamic=True, reusable=True),
+    Step("reject", reject.run, ("reject",), dynamic=True, reusable=True),
+    Step("size01", size01.run, ("accept", "reject"), dynamic=True, reusable=True),
+    Step("dtype", dtype.run, ("dtype",), dynamic=True, reusable=True),
 )
 
 #: What check() does for a target (aoti, onnx, executorch): its own stages and checks, in that runtime.
@@ -65,10 +70,48 @@ def walk(run: Run) -> None:
         for step in TARGET_PIPELINE:
             step.run(run)
         return
+    donation: Donation | None = None
+    key: str | None = None
+    given: Donation | None = None
     for step in PIPELINE:
-        if step.wanted(run):
-            step.run(run)
+        if not step.wanted(run):
+            continue
+        if step.reusable and donation is None:
+            # the first step after the mode's own program is built: is it another mode's program?
+            key = reuse.key_of(run)
+            given = reuse.lookup(run, key)
+            donation = given or Donation(mode=run.mode.name, digest="", inputs=run.inputs)
+            if given is not None:
+                _take(run, given)
+        if step.reusable and given is not None:
+            run.outcome.findings.extend(copy.deepcopy(given.findings.get(step.name, [])))
+            run.outcome.notes.extend(given.notes.get(step.name, []))
+            continue
+        findings, notes = len(run.outcome.findings), len(run.outcome.notes)
+        step.run(run)
+        if step.reusable and donation is not None:
+            donation.findings[step.name] = list(run.outcome.findings[findings:])
+            donation.notes[step.name] = list(run.outcome.notes[notes:])
+    if donation is not None and given is None:
+        if "decompose" in donation.findings:
+            donation.graph = run.outcome.graph
+        if "drawn shapes" in donation.findings:
+            donation.examples = run.outcome.examples
+        reuse.store(run, key, donation)
     if run.spec is not None:
         # The drawn-shape probes call programs that share the model's tensors: leave the model as its snapshot.
         prepare(run)
     run.outcome.graph = run.outcome.graph or GraphStats()
+
+
+def _take(run: Run, given: Donation) -> None:
+    run.outcome.reused_from = given.mode
+    if given.graph is not None:
+        run.outcome.graph = copy.deepcopy(given.graph)
+    if given.examples is not None:
+        run.outcome.examples = copy.deepcopy(given.examples)
+    run.outcome.notes.append(
+        f"reused from {given.mode}: this mode captured the same program (graph, ranges, constants; model "
+        "state and inputs by value), so decompose, save/load and the checks that run the programs ran once, in "
+        f"{given.mode}"
+    )

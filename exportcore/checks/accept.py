@@ -39,8 +39,8 @@ def run(ctx: Run) -> None:
             return Probe("discard", "eager rejected the drawn shape")
         for label in PROGRAMS:
             program = ctx.programs.get(label)
-            if program is None:
-                continue
+            if program is None or label in ctx.same_as:
+                continue  # not built, or proven the same program as one probed already
             try:
                 actual = run_side(ctx, program, args, kwargs, backward=label != "decomposed")
             except Exception as exc:

@@ -14,6 +14,15 @@ if TYPE_CHECKING:
 __all__ = ["run"]
 
 
+def _same(ep: object, decomposed: object) -> bool:
+    from exportcore.identity import same_program
+
+    try:
+        return same_program(ep, decomposed)
+    except Exception:  # noqa: BLE001 - not known to be the same: both are probed
+        return False
+
+
 def run(ctx: Run) -> None:
     """Set ``ctx.programs["decomposed"]``; the outcome's graph statistics become the core-ATen graph's."""
     with ctx.clock.stage("decompose"):
@@ -22,6 +31,10 @@ def run(ctx: Run) -> None:
             remember(ctx, "decomposed", decomposed.module())
         except Exception as exc:
             ctx.fail(classify(exc, "decompose"))
+        if not ctx.mode.training and _same(ctx.ep, decomposed):
+            # already core ATen: the decomposed program is the exported one (training compares grads
+            # of the exported program only, so there both stay)
+            ctx.same_as["decomposed"] = "exported"
     ctx.outcome.graph = graph_stats(decomposed)
     if ctx.mode.training:
         ctx.outcome.notes.append(

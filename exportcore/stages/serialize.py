@@ -26,9 +26,22 @@ def run(ctx: Run) -> None:
             with _tolerant_logging():
                 torch.export.save(ctx.ep, buffer)
                 buffer.seek(0)
-                remember(ctx, "reloaded", torch.export.load(buffer).module())
+                loaded = torch.export.load(buffer)
+                remember(ctx, "reloaded", loaded.module())
         except Exception as exc:
             ctx.fail(classify(exc, "serialize"))
+        if _same(ctx.ep, loaded):
+            ctx.same_as["reloaded"] = "exported"
+
+
+def _same(ep: object, loaded: object) -> bool:
+    """Whether the round trip gave back the exported program itself (then drawn shapes probe it once)."""
+    from exportcore.identity import same_program
+
+    try:
+        return same_program(ep, loaded)
+    except Exception:  # noqa: BLE001 - not known to be the same: probe both, as without the shortcut
+        return False
 
 
 @contextlib.contextmanager

@@ -1,0 +1,198 @@
+"""When two exported programs are the same program: same graph code, signature, ranges and tensors.
+
+Two programs are interchangeable for every check when everything their ``.module()`` is
+built from is equal: the graph's generated code, the graph signature (which input is which
+parameter, buffer or user input, which output mutates what), the range constraints, the
+call signature (pytree in/out specs) and every lifted tensor, by value. The engine uses it
+to run work once: the reloaded program is not probed again on drawn shapes when it is the
+exported one, and a mode whose capture equals another mode's reuses that mode's checks
+(exportcore.reuse). Anything it cannot compare (a script object, a tensor subclass, a
+sparse or meta tensor) makes the programs "not known to be the same": never a shortcut.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import re
+from typing import Any
+
+__all__ = ["structure", "same_program", "module_digest", "constants_digest", "values_digest"]
+
+
+def structure(ep: Any) -> str:
+    """Return everything of ``ep`` but its tensor values, as one text equal for equivalent programs.
+
+    Canonical, so that two captures of one program compare equal: nodes and torch's shape
+    symbols are renamed in order of appearance (``s6`` in one capture is ``s77`` in the
+    next), and a lifted parameter or buffer no node reads is left out (strict export drops
+    an unread ``num_batches_tracked`` that non-strict keeps; a value never read cannot
+    change a result). Submodule graphs (``torch.cond`` branches) are included.
+    """
+    return _Canon().program(ep)
+
+
+class _Canon:
+    def __init__(self) -> None:
+        self.symbols: dict[str, str] = {}
+
+    def text(self, value: str) -> str:
+        return _SYMBOL.sub(self._symbol, value)
+
+    def _symbol(self, match: Any) -> str:
+        name = match.group(0)
+        return self.symbols.setdefault(name, f"{name[0]}#{len(self.symbols)}")
+
+    def program(self, ep: Any) -> str:
+        from torch.export.graph_signature import InputKind
+
+        kinds = {spec.arg.name: spec for spec in ep.graph_signature.input_specs if hasattr(spec.arg, "name")}
+        kept = [
+            node for node in ep.graph.nodes
+            # an unread parameter/buffer/constant cannot change a result
+            if not (node.op == "placeholder" and node.name in kinds
+                    and kinds[node.name].kind != InputKind.USER_INPUT and not node.users)
+        ]
+        order = {node: _Ref(f"%{i}") for i, node in enumerate(kept)}
+        lines = [self.node(node, kinds.get(node.name) if node.op == "placeholder" else None, order) for node in kept]
+        for symbol in sorted(ep.range_constraints, key=lambda s: self.text(str(s))):
+            lines.append(f"range {self.text(str(symbol))} {ep.range_constraints[symbol]}")
+        lines.append(f"outputs {[(str(o.kind), o.target) for o in ep.graph_signature.output_specs]}")
+        calls = getattr(ep, "module_call_graph", None) or []
+        signature = calls[0].signature if calls else None
+        lines.append(f"call {getattr(signature, 'in_spec', None)!r} -> {getattr(signature, 'out_spec', None)!r}")
+        for node in ep.graph.nodes:
+            sub = getattr(ep.graph_module, node.target, None) if node.op == "get_attr" else None
+            if sub is not None and hasattr(sub, "code"):
+                lines.append(f"sub {node.target}:{self.text(sub.code)}")
+        return "\n".join(lines)
+
+    def node(self, node: Any, spec: Any, order: dict[Any, Any]) -> str:
+        from torch.fx.node import map_arg
+
+        args = map_arg((node.args, node.kwargs), order.__getitem__)
+        if node.op != "placeholder":
+            return self.text(f"{order[node]} {node.op} {node.target} {args!r}")
+        val = node.meta.get("val")
+        shape = getattr(val, "shape", val)
+        kind = f"{spec.kind}:{spec.target}:{getattr(spec, 'persistent', None)}" if spec is not None else ""
+        return self.text(f"{order[node]} placeholder {node.target} {kind} {shape!r}")
+
+
+class _Ref(str):
+    def __repr__(self) -> str:
+        return str(self)
+
+
+_SYMBOL = re.compile(r"\b[su]\d+\b")
+
+
+def _tensors(ep: Any) -> dict[str, Any] | None:
+    """Return every lifted tensor of ``ep`` by name, or None when one cannot be compared by value."""
+    import torch
+
+    from torch.export.graph_signature import InputKind
+
+    read = {node.name for node in ep.graph.nodes if node.op == "placeholder" and node.users}
+    found: dict[str, Any] = {}
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind == InputKind.USER_INPUT or getattr(spec.arg, "name", None) not in read:
+            continue
+        table = ep.state_dict if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER) and spec.target in ep.state_dict \
+            else ep.constants
+        value = table.get(spec.target)
+        if not _plain_tensor(value, torch):
+            return None  # a script object, a tensor subclass, a non-persistent buffer missing: not comparable
+        found[spec.target] = value
+    return found
+
+
+def _plain_tensor(value: Any, torch: Any) -> bool:
+    return (
+        isinstance(value, torch.Tensor)
+        and type(value) in (torch.Tensor, torch.nn.Parameter)
+        and value.layout == torch.strided
+        and not value.is_meta
+        and not value.is_quantized
+    )
+
+
+def same_program(a: Any, b: Any) -> bool:
+    """Return True only when ``a`` and ``b`` are known to be the same program (see the module doc)."""
+    import torch
+
+    if a is b:
+        return True
+    if structure(a) != structure(b):
+        return False
+    ta, tb = _tensors(a), _tensors(b)
+    if ta is None or tb is None or ta.keys() != tb.keys():
+        return False
+    return all(
+        x.dtype == y.dtype and x.shape == y.shape and x.device == y.device and x.requires_grad == y.requires_grad
+        and torch.equal(x.detach(), y.detach())
+        for x, y in ((ta[k], tb[k]) for k in ta)
+    )
+
+
+def module_digest(module: Any) -> str | None:
+    """Return a digest of a module's parameters and buffers (names, values), or None if one is not comparable."""
+    import torch
+
+    h = hashlib.blake2b(f"{type(module).__module__}.{type(module).__qualname__}".encode(), digest_size=20)
+    if isinstance(module, torch.nn.Module):
+        for kind, named in (("p", module.named_parameters(remove_duplicate=False)),
+                            ("b", module.named_buffers(remove_duplicate=False))):
+            for name, tensor in named:
+                if tensor is None:
+                    continue
+                if not _plain_tensor(tensor, torch):
+                    return None
+                _feed_tensor(h, f"{kind}:{name}", tensor)
+    return h.hexdigest()
+
+
+def constants_digest(ep: Any) -> str | None:
+    """Return a digest of the tensor constants ``ep`` lifted and reads, or None if one is not a plain tensor."""
+    import torch
+    from torch.export.graph_signature import InputKind
+
+    read = {node.name for node in ep.graph.nodes if node.op == "placeholder" and node.users}
+    h = hashlib.blake2b(digest_size=20)
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind in (InputKind.USER_INPUT, InputKind.PARAMETER, InputKind.BUFFER):
+            continue  # the model's own tensors: module_digest
+        if getattr(spec.arg, "name", None) not in read:
+            continue
+        value = ep.constants.get(spec.target)
+        if not _plain_tensor(value, torch):
+            return None  # a script object (CUSTOM_OBJ), a token: not compared, so never shared
+        _feed_tensor(h, str(spec.target), value)
+    return h.hexdigest()
+
+
+def values_digest(tree: Any) -> str | None:
+    """Return a digest of an input tree (tensors by value, plain values by repr), or None if it has others."""
+    import torch
+    from torch.utils._pytree import tree_flatten
+
+    leaves, spec = tree_flatten(tree)
+    h = hashlib.blake2b(repr(spec).encode(), digest_size=20)
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, torch.Tensor):
+            if not _plain_tensor(leaf, torch):
+                return None
+            _feed_tensor(h, str(i), leaf)
+        elif leaf is None or isinstance(leaf, (bool, int, float, str)):
+            h.update(f"{i}={leaf!r};".encode())
+        else:
+            return None
+    return h.hexdigest()
+
+
+def _feed_tensor(h: Any, name: str, tensor: Any) -> None:
+    t = tensor.detach().contiguous().cpu()
+    h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|{tensor.device}|{tensor.requires_grad};".encode())
+    if t.numel():
+        # the raw bytes, without numpy (torch does not require it)
+        h.update(ctypes.string_at(t.data_ptr(), t.numel() * t.element_size()))

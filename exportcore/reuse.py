@@ -1,0 +1,112 @@
+"""Reuse between modes: a mode whose capture is another mode's program takes that mode's results.
+
+Strict and non-strict export often capture the same program. Everything after capture that
+only runs the programs (decompose, save/load, numerics on the examples and on drawn shapes,
+reject, size 0/1, dtype: the steps marked ``reusable`` in exportcore.pipeline) then gives
+the same answers, so the second mode takes the first mode's findings and notes for those
+steps instead of running them; the steps that read the mode's own program structure (state,
+specialization) still run. The outcome says so (``reused_from``).
+
+"The same" is proven, not assumed (exportcore.identity): the canonical program structure,
+the model's own parameters and buffers by value (eager is the reference), the program's
+lifted constants by value, the example inputs by value, eager's outputs on them (bit for
+bit), and every option that decides what is checked. Only inference modes on a program whose walk passed donate: a failing mode keeps
+its own diagnosis and explanation. The memo is per process and small; under xdist two modes
+on different workers simply do not share.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from exportcore.outcome import ExampleStats, Finding, GraphStats
+
+if TYPE_CHECKING:
+    from exportcore.context import Run
+
+__all__ = ["Donation", "key_of", "lookup", "store", "clear", "MEMO_SIZE"]
+
+MEMO_SIZE = 8
+
+
+@dataclass
+class Donation:
+    """What the reusable steps of one walk contributed, per step name."""
+
+    mode: str
+    digest: str  # model state, program constants and inputs by value (checked on a key match)
+    inputs: Any  # the user's inputs= object: compared by identity, kept alive so its id is not reused
+    findings: dict[str, list[Finding]] = field(default_factory=dict)
+    notes: dict[str, list[str]] = field(default_factory=dict)
+    graph: GraphStats | None = None  # set when decompose ran (the core-ATen graph's statistics)
+    examples: ExampleStats | None = None  # set when the drawn shapes ran
+
+
+_MEMO: OrderedDict[str, Donation] = OrderedDict()
+
+
+def key_of(run: Run) -> str | None:
+    """Return the cheap half of the identity (structure and options), or None when ``run`` may not share."""
+    from exportcore.identity import structure
+
+    if run.mode.training or run.target is not None or run.ep is None or not run.reuse:
+        return None
+    options = (
+        run.outcome.case_id, type(run.model).__module__, type(run.model).__qualname__, sorted(run.checks),
+        run.rtol, run.atol, run.examples, run.seed, run.findings_as_errors, run.device, repr(run.hypothesis_settings),
+        getattr(run.spec, "budget", None), run.outcome.declared,
+    )
+    try:
+        text = structure(run.ep)
+    except Exception:  # noqa: BLE001 - a program we cannot describe is not shared, never an error
+        return None
+    return hashlib.blake2b(f"{options!r}\n{text}".encode(), digest_size=20).hexdigest()
+
+
+def digest_of(run: Run) -> str | None:
+    """Return the by-value half of the identity: the model's tensors, the program's constants, the inputs."""
+    from exportcore.identity import constants_digest, module_digest, values_digest
+    from exportcore.sides import prepare
+
+    prepare(run)  # the model as its snapshot: the state eager and every program start from
+    reference = run.reference
+    parts = [
+        module_digest(run.model), constants_digest(run.ep), values_digest((run.args, run.kwargs)),
+        # eager's own answer on the examples: Python state no tensor shows (a call counter, a flag)
+        # still makes the two models different references
+        values_digest((reference.outputs, reference.buffers)) if reference is not None else None,
+    ]
+    return None if None in parts else "/".join(parts)  # type: ignore[arg-type]
+
+
+def lookup(run: Run, key: str | None) -> Donation | None:
+    """Return the donation for ``key`` when its by-value half matches ``run`` too."""
+    donation = _MEMO.get(key) if key is not None else None
+    if donation is None or donation.mode == run.mode.name or donation.inputs is not run.inputs:
+        return None
+    if digest_of(run) != donation.digest:
+        return None
+    _MEMO.move_to_end(key)
+    return donation
+
+
+def store(run: Run, key: str | None, donation: Donation) -> None:
+    """Keep ``donation`` for the next mode of this case (only a walk that passed donates)."""
+    if key is None or run.outcome.status != "passed":
+        return
+    digest = digest_of(run)
+    if digest is None:
+        return
+    donation.digest = digest
+    _MEMO[key] = donation
+    _MEMO.move_to_end(key)
+    while len(_MEMO) > MEMO_SIZE:
+        _MEMO.popitem(last=False)
+
+
+def clear() -> None:
+    """Forget every donation (tests; a session that changes the models under the same ids)."""
+    _MEMO.clear()

@@ -1,0 +1,149 @@
+"""Work shared between modes and programs only when they are proven the same program."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+import torch
+from torch import nn
+from torch.export import Dim
+
+import exportcore
+from exportcore import reuse
+from exportcore.identity import same_program, structure
+
+BATCH = {"x": {0: Dim("batch", min=2, max=64)}}
+
+
+class Normed(nn.Module):
+    """Linear + BatchNorm: strict export drops the unread num_batches_tracked, non-strict keeps it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 4)
+        self.bn = nn.BatchNorm1d(4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.bn(self.lin(x)).relu()
+
+
+def seeded(cls: type, seed: int = 0) -> nn.Module:
+    torch.manual_seed(seed)
+    return cls().eval()
+
+
+def example(seed: int = 1) -> tuple:
+    return (torch.randn(4, 8, generator=torch.Generator().manual_seed(seed)),)
+
+
+@pytest.fixture(autouse=True)
+def fresh_memo():
+    reuse.clear()
+    yield
+    reuse.clear()
+
+
+def test_non_strict_reuses_strict_when_it_captures_the_same_program_and_still_runs_its_own_state_check():
+    strict = exportcore.check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="strict", case_id="c")
+    non_strict = exportcore.check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="non_strict", case_id="c")
+    assert strict.status == non_strict.status == "passed"
+    assert strict.reused_from is None and non_strict.reused_from == "strict"
+    assert any("reused from strict" in note for note in non_strict.notes)
+    # the runs happened once: the receiver timed no run, decompose or serialize stage
+    assert {"run", "decompose", "serialize"} <= set(strict.timings)
+    assert not {"run", "decompose", "serialize"} & set(non_strict.timings)
+    assert non_strict.examples == strict.examples and non_strict.graph == strict.graph
+    # the state check reads each mode's own program: strict's lacks num_batches_tracked, non-strict's has it
+    assert "state_missing" in [f.kind for f in strict.findings]
+    assert "state_missing" not in [f.kind for f in non_strict.findings]
+    shared = [f.kind for f in strict.findings if f.kind != "state_missing"]
+    assert [f.kind for f in non_strict.findings] == shared
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["weights", "inputs", "options", "case", "reuse off"],
+)
+def test_nothing_is_reused_unless_everything_that_decides_the_result_is_equal(change):
+    exportcore.check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="strict", case_id="c")
+    model = seeded(Normed, seed=5) if change == "weights" else seeded(Normed)
+    args = example(seed=7) if change == "inputs" else example()
+    options = {
+        "case_id": "other" if change == "case" else "c",
+        "rtol": 1e-3 if change == "options" else None,
+        "reuse": change != "reuse off",
+    }
+    outcome = exportcore.check(model, args, dynamic_shapes=BATCH, mode="non_strict", **options)
+    assert outcome.status == "passed"
+    assert outcome.reused_from is None
+    assert "run" in outcome.timings
+
+
+def test_a_failing_mode_donates_nothing_and_training_never_shares():
+    class Drifting(nn.Module):
+        def forward(self, x):
+            return x * 2 if torch.compiler.is_exporting() else x * 3
+
+    first = exportcore.check(Drifting(), (torch.randn(3),), mode="strict", case_id="d")
+    second = exportcore.check(Drifting(), (torch.randn(3),), mode="non_strict", case_id="d")
+    assert first.status == second.status == "failed"
+    assert second.reused_from is None and second.failure.stage == "numerics"
+
+    exportcore.check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="strict", case_id="t")
+    training = exportcore.check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="training", case_id="t")
+    assert training.reused_from is None and "run" in training.timings
+
+
+def _export(model: nn.Module, strict: bool, dynamic: bool = True):
+    return torch.export.export(model, example(), dynamic_shapes=BATCH if dynamic else None, strict=strict)
+
+
+def test_same_program_is_canonical_but_never_loose():
+    model = seeded(Normed)
+    strict, non_strict = _export(model, True), _export(model, False)
+    assert same_program(strict, non_strict)  # torch's symbols differ (s6 / s77), num_batches_tracked unread
+
+    buffer = io.BytesIO()
+    torch.export.save(strict, buffer)
+    buffer.seek(0)
+    assert same_program(strict, torch.export.load(buffer))
+
+    assert not same_program(strict, _export(seeded(Normed, seed=3), True))  # other weights
+    assert not same_program(strict, _export(model, True, dynamic=False))  # static: other ranges and shapes
+    assert not same_program(strict, strict.run_decompositions())  # linear became addmm
+
+    class Scaled(nn.Module):
+        def __init__(self, scale: float) -> None:
+            super().__init__()
+            self.scale = scale
+
+        def forward(self, x):
+            return x * torch.tensor([self.scale])  # a tensor constant lifted into the program
+
+    a = torch.export.export(Scaled(2.0), (torch.randn(3),))
+    b = torch.export.export(Scaled(3.0), (torch.randn(3),))
+    assert structure(a) == structure(b)  # the same code ...
+    assert not same_program(a, b)  # ... and another constant: not the same program
+
+
+def test_python_state_that_changes_eager_stops_sharing():
+    class Counting(nn.Module):
+        """The same tensors and program, but eager's answer depends on a Python attribute."""
+
+        def __init__(self, offset: float) -> None:
+            super().__init__()
+            self.offset = offset
+            self.lin = nn.Linear(8, 4)
+
+        def forward(self, x):
+            return self.lin(x) + (self.offset if not torch.compiler.is_exporting() else 0.0)
+
+    torch.manual_seed(0)
+    a = Counting(0.0)
+    torch.manual_seed(0)
+    b = Counting(1.0)
+    assert exportcore.check(a, example(), mode="strict", case_id="p").status == "passed"
+    outcome = exportcore.check(b, example(), mode="non_strict", case_id="p")
+    assert outcome.reused_from is None
+    assert outcome.status == "failed" and outcome.failure.stage == "numerics"
