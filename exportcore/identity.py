@@ -53,8 +53,24 @@ class _Canon:
             if not (node.op == "placeholder" and node.name in kinds
                     and kinds[node.name].kind != InputKind.USER_INPUT and not node.users)
         ]
-        order = {node: _Ref(f"%{i}") for i, node in enumerate(kept)}
-        lines = [self.node(node, kinds.get(node.name) if node.op == "placeholder" else None, order) for node in kept]
+        # Lifted parameters/buffers/constants are bound by name, not position (strict lists them in
+        # the order forward reads them, non-strict in named_parameters order): name them by target.
+        order: dict[Any, Any] = {}
+        users = compute = 0
+        for node in kept:
+            spec = kinds.get(node.name) if node.op == "placeholder" else None
+            if spec is not None and spec.kind != InputKind.USER_INPUT:
+                order[node] = _Ref(f"{spec.kind.name}:{spec.target}")
+            elif node.op == "placeholder":
+                order[node], users = _Ref(f"in{users}"), users + 1
+            else:
+                order[node], compute = _Ref(f"%{compute}"), compute + 1
+        lines = sorted(self.node(node, kinds[node.name], order) for node in kept
+                       if node.op == "placeholder" and kinds.get(node.name) is not None
+                       and kinds[node.name].kind != InputKind.USER_INPUT)
+        lines += [self.node(node, kinds.get(node.name) if node.op == "placeholder" else None, order) for node in kept
+                  if not (node.op == "placeholder" and kinds.get(node.name) is not None
+                          and kinds[node.name].kind != InputKind.USER_INPUT)]
         for symbol in sorted(ep.range_constraints, key=lambda s: self.text(str(s))):
             lines.append(f"range {self.text(str(symbol))} {ep.range_constraints[symbol]}")
         lines.append(f"outputs {[(str(o.kind), o.target) for o in ep.graph_signature.output_specs]}")
@@ -71,12 +87,24 @@ class _Canon:
         from torch.fx.node import map_arg
 
         args = map_arg((node.args, node.kwargs), order.__getitem__)
+        if str(node.target) == "aten.slice.Tensor":
+            args = (_slice_defaults(args[0]), args[1])
         if node.op != "placeholder":
             return self.text(f"{order[node]} {node.op} {node.target} {args!r}")
         val = node.meta.get("val")
         shape = getattr(val, "shape", val)
-        kind = f"{spec.kind}:{spec.target}:{getattr(spec, 'persistent', None)}" if spec is not None else ""
-        return self.text(f"{order[node]} placeholder {node.target} {kind} {shape!r}")
+        kind = f"persistent={getattr(spec, 'persistent', None)}" if spec is not None else ""
+        name = node.target if spec is None or spec.kind.name == "USER_INPUT" else ""
+        return self.text(f"{order[node]} placeholder {name} {kind} {shape!r}")
+
+
+def _slice_defaults(args: tuple) -> tuple:
+    # aten.slice.Tensor(self, dim=0, start=None, end=None, step=1): start None *is* 0 (strict
+    # writes 0, non-strict None for `t[:n]`), and the defaults may be spelled or left out.
+    full = list(args) + [0, None, None, 1][len(args) - 1:] if len(args) < 5 else list(args)
+    if full[2] is None:
+        full[2] = 0
+    return tuple(full)
 
 
 class _Ref(str):

@@ -1,0 +1,125 @@
+"""The default check's cost: every check, default drawn examples, vs a bare export loop, on heavy models.
+
+Per (case, mode) the bare side does only what any export pipeline does: ``torch.export.export``,
+``run_decompositions()``, ``.module()`` and one call of it on the example. The checked side
+runs ``exportcore.check()`` with its defaults (eager reference, capture, decompose, save/load,
+numerics on the examples and on drawn shapes, guard accept/reject, size 0/1, dtype, state).
+Both sides run in fresh subprocesses, alternating, and time only their loop (torch's import and
+model construction excluded on both). Models: torchvision's resnet18 with three dynamic_shapes
+specs, the examples' tiny transformer encoder (BERT-like) and a tiny Llama-style decoder; modes
+strict, non_strict, training. Target: <= 1.15x.
+
+Usage: ``python benchmarks/default_cost.py [--rounds 2] [--no-reuse]`` (``--no-reuse``: every mode
+does its own runs, to see what sharing identical programs saves).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from measure import ROOT, bench_env, machine
+
+MODES = ("strict", "non_strict", "training")
+CASES = ("resnet18_batch", "resnet18_static", "resnet18_batch_hw", "tiny_bert", "tiny_llama")
+
+
+def build(name: str) -> tuple[Callable[[], Any], tuple, Any]:
+    """Return (model factory with fixed weights, example args, dynamic_shapes) for one case."""
+    import torch
+    from torch.export import Dim
+
+    if name.startswith("resnet18"):
+        import torchvision
+
+        def resnet() -> Any:
+            torch.manual_seed(0)
+            return torchvision.models.resnet18(weights=None, num_classes=10)
+
+        args = (torch.randn(2, 3, 64, 64),)
+        specs = {
+            "resnet18_batch": {"x": {0: Dim("batch", min=1, max=8)}},
+            "resnet18_static": None,
+            "resnet18_batch_hw": {"x": {0: Dim("batch", min=1, max=4), 2: Dim("h", min=48, max=96),
+                                        3: Dim("w", min=48, max=96)}},
+        }
+        return resnet, args, specs[name]
+    if name == "tiny_bert":
+        sys.path.insert(0, str(ROOT / "examples"))
+        from test_transformer import BATCH, SEQ, VOCAB, TinyEncoder
+
+        def bert() -> Any:
+            torch.manual_seed(0)
+            return TinyEncoder()
+
+        return bert, (torch.randint(0, VOCAB, (2, 10)),), {"input_ids": {0: BATCH, 1: SEQ}}
+    if name == "tiny_llama":
+        from tiny_llama import TinyLlama
+
+        def llama() -> Any:
+            torch.manual_seed(0)
+            return TinyLlama()
+
+        return llama, (torch.randint(0, 128, (2, 12)),), {"ids": {0: Dim("batch", min=1, max=8),
+                                                                    1: Dim("seq", min=2, max=64)}}
+    raise ValueError(name)
+
+
+def run_side(side: str, reuse: bool) -> float:
+    """Run one side over every (case, mode) in this process; return the loop's seconds."""
+    import torch
+
+    cases = {name: build(name) for name in CASES}
+    start = time.perf_counter()
+    for name, (factory, args, spec) in cases.items():
+        for mode in MODES:
+            model = factory()
+            if side == "bare":
+                model.train(mode == "training")
+                ep = torch.export.export(model, args, dynamic_shapes=spec, strict=mode == "strict")
+                ep.run_decompositions().module()(*args)
+            else:
+                import exportcore
+
+                outcome = exportcore.check(model, args, dynamic_shapes=spec, mode=mode, case_id=name, reuse=reuse)
+                if outcome.status != "passed":
+                    raise SystemExit(f"{name} [{mode}] did not pass: {outcome.failure}")
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--no-reuse", action="store_true", help="every mode runs its own checks")
+    parser.add_argument("--side", choices=("bare", "checked"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.side:
+        print(json.dumps({"seconds": run_side(args.side, not args.no_reuse)}))
+        return 0
+    print(f"machine: {machine()}")
+    print(f"cases: {', '.join(CASES)}; modes: {', '.join(MODES)}; reuse between modes: {not args.no_reuse}")
+    samples: dict[str, list[float]] = {"bare": [], "checked": []}
+    for round_ in range(args.rounds):
+        order = ("bare", "checked") if round_ % 2 == 0 else ("checked", "bare")
+        for side in order:
+            cmd = [sys.executable, __file__, "--side", side] + (["--no-reuse"] if args.no_reuse else [])
+            proc = subprocess.run(cmd, cwd=ROOT, env=bench_env(), capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                raise SystemExit(f"{side} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+            samples[side].append(json.loads(proc.stdout.strip().splitlines()[-1])["seconds"])
+            print(f"round {round_ + 1} {side}: {samples[side][-1]:.1f}s", flush=True)
+    bare, checked = statistics.median(samples["bare"]), statistics.median(samples["checked"])
+    print(f"bare export loop (export + run_decompositions + .module() and one call): median {bare:.1f}s")
+    print(f"default check (every check, default examples): median {checked:.1f}s")
+    print(f"ratio default check / bare loop: {checked / bare:.2f}x (target <= 1.15x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
