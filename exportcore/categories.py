@@ -151,7 +151,9 @@ def _inputs(f: _Facts) -> tuple[str, ...] | None:
                     " or torch.utils._pytree.register_pytree_node, or pass its tensors directly", "input")
         return ("torch.dynamic-shape", "Make dynamic_shapes mirror the inputs: one entry per argument (by name or"
                 " position), each a dict or tuple of Dims per tensor dimension", "input")
-    unknown_output = r"in output, which is not a known type|unrecognized type .* at output"
+    # torch 2.10-2.13 strict: an unregistered output object flattens to no leaves, then fails to unflatten
+    unknown_output = (r"in output, which is not a known type|unrecognized type .* at output"
+                      r"|treespec\.unflatten\(leaves\): `leaves` has length 0")
     if f.error_type == "INVALID_OUTPUT" or re.search(unknown_output, f.low):
         return ("python.data-structure", "Return tensors in tuples, lists or dicts, or register the output class"
                 " with torch.export.register_dataclass / torch.utils._pytree.register_pytree_node")
@@ -232,6 +234,9 @@ def _mutation(f: _Facts) -> tuple[str, ...] | None:
                 " state in a buffer (register_buffer) instead")
     # Only what torch said, not its hints: dynamo hints mention mutation for unrelated graph breaks.
     said = _what_torch_said(f.text)
+    # "is not a Python constant or its mutation check fails" (torch 2.10-2.13, comparing with a
+    # logging.Logger's name) is about a constant, not a mutation.
+    said = said.replace("its mutation check fails", "")
     if f.error_type == "UNSUPPORTED_ALIASED_MUTATED_DYNAMIC_INPUTS" or re.search(
         r"inplace view on a graph input|mutat", said
     ):
@@ -340,12 +345,17 @@ def _old_stdlib(text: str) -> str | None:
     if skipped:
         return stdlib_module(skipped.group(1))
     call = re.match(r"([a-z_]\w*)\.\w+ \w*Variable\(", text)
-    return call.group(1) if call and call.group(1) in sys.stdlib_module_names else None
+    # torch 2.10-2.13: "Dynamo does not support copy.deepcopy()" / "Developer debug context: copy.deepcopy(...)"
+    call = call or re.search(r"does not support ([a-z_]\w*)\.\w+\(\)|debug context: ([a-z_]\w*)\.\w+\(", text)
+    name = call and next((g for g in call.groups() if g), None)
+    return name if name in sys.stdlib_module_names else None
 
 
 def _stdlib_frame(text: str) -> str | None:
     """Return the standard-library module dynamo was tracing when it gave up, from its "from user code" frames."""
     frames = re.findall(r'File "([^"]+)", line \d+', text.partition("from user code:")[2])
+    # torch 2.10+ ends the trail in its own polyfills (logging's `name == root.name` -> polyfills.cmp_eq)
+    frames = [f for f in frames if not re.search(r"[/\\]torch[/\\]_dynamo[/\\]", f)]
     return stdlib_module(frames[-1]) if frames else None
 
 

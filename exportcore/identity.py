@@ -89,6 +89,7 @@ class _Canon:
         args = map_arg((node.args, node.kwargs), order.__getitem__)
         if str(node.target) == "aten.slice.Tensor":
             args = (_slice_defaults(args[0]), args[1])
+        args = _by_schema(node.target, args)
         if node.op != "placeholder":
             return self.text(f"{order[node]} {node.op} {node.target} {args!r}")
         val = node.meta.get("val")
@@ -96,6 +97,32 @@ class _Canon:
         kind = f"persistent={getattr(spec, 'persistent', None)}" if spec is not None else ""
         name = node.target if spec is None or spec.kind.name == "USER_INPUT" else ""
         return self.text(f"{order[node]} placeholder {name} {kind} {shape!r}")
+
+
+def _by_schema(target: Any, args: Any) -> Any:
+    """Bind an operator's (args, kwargs) to its schema, defaults filled in.
+
+    torch 2.6's deserializer passes ``bias`` to aten.linear by keyword where export wrote it
+    positionally: one call, two spellings.
+    """
+    schema = getattr(target, "_schema", None)
+    if schema is None:
+        return args
+    positional, keywords = args
+    bound = []
+    for i, argument in enumerate(schema.arguments):
+        if i < len(positional) and not argument.kwarg_only:
+            value = positional[i]
+        elif argument.name in keywords:
+            value = keywords[argument.name]
+        elif argument.has_default_value():
+            value = argument.default_value
+        else:
+            return args  # a call the schema does not describe: compare it as written
+        bound.append((argument.name, value))
+    if len(positional) > len(bound) or set(keywords) - {name for name, _ in bound}:
+        return args
+    return tuple(bound)
 
 
 def _slice_defaults(args: tuple) -> tuple:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING
 
 from exportcore.classify import classify
@@ -27,7 +28,11 @@ def run(ctx: Run) -> None:
     """Set ``ctx.programs["decomposed"]``; the outcome's graph statistics become the core-ATen graph's."""
     with ctx.clock.stage("decompose"):
         try:
-            decomposed = ctx.ep.run_decompositions()
+            with warnings.catch_warnings():
+                # torch 2.10-2.12 warn from inside run_decompositions (deep-copying its own LeafSpec):
+                # nothing the user wrote, nothing they can change.
+                warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated")
+                decomposed = ctx.ep.run_decompositions()
             remember(ctx, "decomposed", decomposed.module())
         except Exception as exc:
             ctx.fail(classify(exc, "decompose"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import warnings
 from typing import TYPE_CHECKING, Iterator
 
 from exportcore.classify import classify
@@ -52,6 +53,10 @@ def _tolerant_logging() -> Iterator[None]:
     previous = logging.raiseExceptions
     logging.raiseExceptions = False
     try:
-        yield
+        with warnings.catch_warnings():
+            # torch 2.8-2.12 load weights with torch.frombuffer over a read-only archive buffer and
+            # warn about it: torch's own doing, and under -W error it would fail a round trip that works.
+            warnings.filterwarnings("ignore", message="The given buffer is not writable", category=UserWarning)
+            yield
     finally:
         logging.raiseExceptions = previous

@@ -142,6 +142,11 @@ def test_ctrl_c_leaves_the_keys_it_did_not_reach_not_run_never_vanished(project,
     from pytest_export.report import load_report
 
     canned({})
+    # A shell starts background jobs with SIGINT ignored, and an ignored signal stays ignored in every
+    # child (Python then installs no KeyboardInterrupt handler): a suite run with `... &` or nohup
+    # could not be interrupted at all. Give the inner sessions (controller included) Ctrl-C back.
+    conftest = project.path / "conftest.py"
+    conftest.write_text(conftest.read_text() + "\nimport signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n")
     project.makepyfile(test_m="""
         import os
         import signal
