@@ -1,3 +1,4 @@
+# Over 300 lines: a report's schema is built, validated, loaded and written here together; renderers live apart.
 """Build, validate, load and write export reports (JSON, HTML, Markdown).
 
 A report is a dict::
