@@ -163,7 +163,7 @@ def _recover(args: argparse.Namespace) -> int:
             status = 2
             continue
         journal.unlink(missing_ok=True)
-        crashed = sum(r["verdict"] == "crashed" for r in report["records"])
+        crashed = sum(r.verdict == "crashed" for r in report["records"])
         print(f"pytest-export: recovered {report_path} from its journal: {len(report['records'])} records "
               f"({crashed} crashed), incomplete: {report['stop_reason']}", file=sys.stderr)
         status = max(status, 1)

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pytest_export.records import EXPORTABLE, failure_of, record_key, worst
+from exportcore.outcome import Outcome
+from pytest_export.records import EXPORTABLE, Record, failure_of, record_key, worst
 
 __all__ = ["GROUPS", "Entry", "DiffResult", "diff_reports", "torch_version", "TIME_RATIO", "TIME_MIN_S"]
 
@@ -85,7 +86,7 @@ def torch_version(report: dict[str, Any]) -> str:
     """Return the torch version a report was made with ("unknown" when it does not say)."""
     env = report.get("environment") or {}
     versions = [env.get("torch")] + [m.get("torch") for m in env.get("merged_from") or [] if isinstance(m, dict)]
-    versions += [((r.get("outcome") or {}).get("torch_version")) for r in report.get("records", [])]
+    versions += [r.outcome.torch_version for r in report.get("records", []) if r.outcome is not None]
     for v in versions:
         if isinstance(v, str) and v and v != "not loaded":
             return v
@@ -108,25 +109,25 @@ def diff_reports(old: dict[str, Any], new: dict[str, Any], *, old_name: str = "o
     return result
 
 
-def _by_key(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
+def _by_key(report: dict[str, Any]) -> dict[tuple[str, str], Record]:
+    grouped: dict[tuple[str, str], list[Record]] = {}
     for r in report["records"]:
         grouped.setdefault(record_key(r), []).append(r)
     # Duplicate keys (a merged report): the failing record speaks, as in merge and the gate.
     return {key: worst(records) for key, records in grouped.items()}
 
 
-def state(record: dict[str, Any] | None) -> str:
+def state(record: Record | None) -> str:
     """Return a record's one-line state: verdict, and for failures [stage] category: message."""
     if record is None:
         return ""
     failure = failure_of(record)
-    if record["verdict"] in EXPORTABLE or not failure:
-        return record["verdict"]
-    return f"{record['verdict']}: [{failure['stage']}] {failure['category']}: {failure['message']}"
+    if record.verdict in EXPORTABLE or not failure:
+        return record.verdict
+    return f"{record.verdict}: [{failure.stage}] {failure.category}: {failure.message}"
 
 
-def _compare(key: tuple[str, str], old: dict[str, Any] | None, new: dict[str, Any] | None) -> Entry | None:
+def _compare(key: tuple[str, str], old: Record | None, new: Record | None) -> Entry | None:
     case, mode = key
     if old is None or new is None:
         group = "new" if old is None else "gone"
@@ -139,8 +140,8 @@ def _compare(key: tuple[str, str], old: dict[str, Any] | None, new: dict[str, An
     changes += findings + ranges + other
     if not changes:
         return None
-    was, now = old["verdict"] in EXPORTABLE, new["verdict"] in EXPORTABLE
-    skipped = "skipped" in (old["verdict"], new["verdict"])
+    was, now = old.verdict in EXPORTABLE, new.verdict in EXPORTABLE
+    skipped = "skipped" in (old.verdict, new.verdict)
     if was and not now and not skipped:
         group = "regressions"
     elif now and not was and not skipped:
@@ -154,31 +155,36 @@ def _compare(key: tuple[str, str], old: dict[str, Any] | None, new: dict[str, An
     return Entry(case, mode, group, state(old), state(new), changes)
 
 
-def _outcome(record: dict[str, Any]) -> dict[str, Any]:
-    return record.get("outcome") or {}
+#: What a record without an outcome compares as: nothing exported, nothing found.
+_NO_OUTCOME = Outcome(case_id="", mode="")
 
 
-def _verdict(old: dict[str, Any], new: dict[str, Any], changes: list[str]) -> None:
-    if old["verdict"] != new["verdict"]:
-        changes.append(f"verdict: {old['verdict']} -> {new['verdict']}")
+def _outcome(record: Record) -> Outcome:
+    return record.outcome if record.outcome is not None else _NO_OUTCOME
 
 
-def _failure(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    a, b = _outcome(old).get("failure") or {}, _outcome(new).get("failure") or {}
+def _verdict(old: Record, new: Record, changes: list[str]) -> None:
+    if old.verdict != new.verdict:
+        changes.append(f"verdict: {old.verdict} -> {new.verdict}")
+
+
+def _failure(old: Record, new: Record) -> list[str]:
+    a, b = failure_of(old), failure_of(new)
     out = []
     for name in ("stage", "category"):
-        if a.get(name) != b.get(name):
-            out.append(f"{name}: {a.get(name) or '-'} -> {b.get(name) or '-'}")
-    if a and b and (a.get("exc_type"), a.get("message")) != (b.get("exc_type"), b.get("message")):
-        out.append(f"message: {a.get('exc_type')}: {a.get('message')} -> {b.get('exc_type')}: {b.get('message')}")
+        was, now = getattr(a, name, None), getattr(b, name, None)
+        if was != now:
+            out.append(f"{name}: {was or '-'} -> {now or '-'}")
+    if a and b and (a.exc_type, a.message) != (b.exc_type, b.message):
+        out.append(f"message: {a.exc_type}: {a.message} -> {b.exc_type}: {b.message}")
     return out
 
 
-def _finding_set(record: dict[str, Any]) -> set[tuple[str, str]]:
-    return {(f["kind"], f.get("input") or "") for f in _outcome(record).get("findings") or []}
+def _finding_set(record: Record) -> set[tuple[str, str]]:
+    return {(f.kind, f.input or "") for f in _outcome(record).findings}
 
 
-def _findings(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def _findings(old: Record, new: Record) -> list[str]:
     a, b = _finding_set(old), _finding_set(new)
     show = lambda kind, where: f"{kind} ({where})" if where else kind  # noqa: E731
     out = [f"finding added: {show(*f)}" for f in sorted(b - a)]
@@ -186,9 +192,9 @@ def _findings(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return out
 
 
-def _ranges(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    a, b = _outcome(old).get("range_constraints") or {}, _outcome(new).get("range_constraints") or {}
-    if not (a and b) and old["verdict"] != new["verdict"]:
+def _ranges(old: Record, new: Record) -> list[str]:
+    a, b = _outcome(old).range_constraints, _outcome(new).range_constraints
+    if not (a and b) and old.verdict != new.verdict:
         return []  # a failed export has no ranges: the verdict change already says it
     out = []
     for sym in sorted(set(a) | set(b)):
@@ -197,17 +203,18 @@ def _ranges(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     return out
 
 
-def _ops(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    a = (_outcome(old).get("graph") or {}).get("op_histogram") or {}
-    b = (_outcome(new).get("graph") or {}).get("op_histogram") or {}
+def _ops(old: Record, new: Record) -> list[str]:
+    ga, gb = _outcome(old).graph, _outcome(new).graph
+    a = ga.op_histogram if ga is not None else {}
+    b = gb.op_histogram if gb is not None else {}
     if not (a and b):
         return []  # one side never exported: nothing to compare op by op
     moved = [f"{op} {a.get(op, 0)} -> {b.get(op, 0)}" for op in sorted(set(a) | set(b)) if a.get(op, 0) != b.get(op, 0)]
     return [f"ops: {', '.join(moved)}"] if moved else []
 
 
-def _export_time(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    a, b = _outcome(old).get("timings", {}).get("capture"), _outcome(new).get("timings", {}).get("capture")
+def _export_time(old: Record, new: Record) -> list[str]:
+    a, b = _outcome(old).timings.get("capture"), _outcome(new).timings.get("capture")
     if not a or not b:
         return []
     lo, hi = sorted((a, b))

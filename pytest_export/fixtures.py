@@ -10,7 +10,8 @@ import pytest
 from pytest_export.journaling import note_done, note_started
 from pytest_export.marker import ExportSpec
 from pytest_export.options import OPTIONS
-from pytest_export.runner import add_record, engine_options, make_record, run_engine, settle_outcome
+from pytest_export.records import Record
+from pytest_export.runner import add_record, engine_options, run_engine, settle_outcome
 
 if TYPE_CHECKING:
     from exportcore.outcome import Outcome
@@ -72,7 +73,7 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
         outcome = run_engine(item, case, column, kwargs, raise_bad_arguments=True)
         outcome = settle_outcome(item, case, outcome)
         duration = time.perf_counter() - start
-        record = make_record(item.nodeid, case_id, column, outcome.status, None, duration, outcome, source="fixture")
+        record = Record.make(item.nodeid, case_id, column, outcome.status, outcome, duration=duration, source="fixture")
         add_record(item, record)
         note_done(item, record)
         return outcome

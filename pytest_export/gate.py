@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from pytest_export.records import EXPORTABLE, failure_headline, failure_of, record_key, worst
+from pytest_export.records import EXPORTABLE, Record, failure_of, record_key, worst
 from pytest_export.report import GATE_BUCKETS, build_report, nodeid_file
 
 __all__ = ["Scope", "GateResult", "compare", "summary_lines", "updated_baseline", "BUCKETS"]
@@ -123,30 +123,30 @@ class GateResult:
         return {(e["case"], e["mode"]) for e in (*self.deselected, *self.not_run, *self.skipped, *self.missing)}
 
 
-def _by_key(records: Iterable[dict[str, Any]]) -> dict[Key, dict[str, Any]]:
-    grouped: dict[Key, list[dict[str, Any]]] = {}
+def _by_key(records: Iterable[Record]) -> dict[Key, Record]:
+    grouped: dict[Key, list[Record]] = {}
     for r in records:
         grouped.setdefault(record_key(r), []).append(r)
     return {k: worst(v) for k, v in grouped.items()}
 
 
-def _entry(key: Key, before: dict[str, Any] | None, after: dict[str, Any] | None, why: str = "") -> dict[str, Any]:
+def _entry(key: Key, before: Record | None, after: Record | None, why: str = "") -> dict[str, Any]:
     ref = after or before
     assert ref is not None
     failure = failure_of(after) if after else None
     return {
         "case": key[0],
         "mode": key[1],
-        "test": ref["test"],
-        "before": before["verdict"] if before else None,
-        "after": after["verdict"] if after else None,
-        "headline": failure_headline(failure) if failure else "",
+        "test": ref.test,
+        "before": before.verdict if before else None,
+        "after": after.verdict if after else None,
+        "headline": failure.headline() if failure else "",
         "why": why,
     }
 
 
-def _absent_bucket(key: Key, before: dict[str, Any], scope: Scope) -> tuple[str, str]:
-    test = before["test"]
+def _absent_bucket(key: Key, before: Record, scope: Scope) -> tuple[str, str]:
+    test = before.test
     if scope.deselected is not None and test in scope.deselected:
         return "deselected", "deselected (-k/-m)"
     if scope.modes is not None and key[1] not in scope.modes:
@@ -167,7 +167,7 @@ def _absent_bucket(key: Key, before: dict[str, Any], scope: Scope) -> tuple[str,
 
 
 def compare(
-    baseline: dict[str, Any], records: Iterable[dict[str, Any]], scope: Scope, name: str = "baseline",
+    baseline: dict[str, Any], records: Iterable[Record], scope: Scope, name: str = "baseline",
     missing: str = "",
 ) -> GateResult:
     """Return the gate result of ``records`` against the ``baseline`` report.
@@ -187,11 +187,11 @@ def compare(
         elif a is None:
             bucket, why = _absent_bucket(key, b, scope)
             getattr(result, bucket).append(_entry(key, b, None, why))
-        elif a["verdict"] == "skipped":
+        elif a.verdict == "skipped":
             result.skipped.append(_entry(key, b, a, "skipped now: not checked"))
-        elif b["verdict"] in EXPORTABLE and a["verdict"] not in EXPORTABLE:
+        elif b.verdict in EXPORTABLE and a.verdict not in EXPORTABLE:
             result.regressions.append(_entry(key, b, a))
-        elif b["verdict"] not in EXPORTABLE and a["verdict"] in EXPORTABLE:
+        elif b.verdict not in EXPORTABLE and a.verdict in EXPORTABLE:
             result.improvements.append(_entry(key, b, a))
     return result
 
@@ -242,7 +242,7 @@ def updated_baseline(
     baseline: dict[str, Any] | None, report: dict[str, Any], result: GateResult | None
 ) -> dict[str, Any]:
     """Return the new baseline: this run's records plus baseline records for keys it did not check."""
-    records = [r for r in report["records"] if r["verdict"] != "skipped"]
+    records = [r for r in report["records"] if r.verdict != "skipped"]
     if baseline is not None and result is not None:
         keep = result.unchecked_keys()
         records += [r for r in baseline["records"] if record_key(r) in keep]

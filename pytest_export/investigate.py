@@ -13,7 +13,7 @@ import subprocess
 import sys
 from typing import Any
 
-from pytest_export.records import failure_of
+from pytest_export.records import Record, failure_of
 from pytest_export.report import ReportError, load_report
 from pytest_export.report_style import PROBLEMS
 
@@ -43,42 +43,42 @@ def explain_command(args: argparse.Namespace) -> int:
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    failing = [r for r in report["records"] if r["verdict"] in PROBLEMS]
+    failing = [r for r in report["records"] if r.verdict in PROBLEMS]
     record = _pick(report["records"], failing, args.case)
     if record is None:
         what = f"no record matches {args.case!r}" if args.case else "no failing record"
         print(f"error: {args.report}: {what}", file=sys.stderr)
         if failing:
-            print("failing records:\n" + "\n".join(f"  {r['test']}" for r in failing), file=sys.stderr)
+            print("failing records:\n" + "\n".join(f"  {r.test}" for r in failing), file=sys.stderr)
         return 2
     rootdir = args.rootdir or report.get("environment", {}).get("rootdir") or os.getcwd()
     if not os.path.isdir(rootdir):
         print(f"error: rootdir {rootdir!r} of the report does not exist here; pass --rootdir", file=sys.stderr)
         return 2
-    failure = failure_of(record) or {}
-    print(f"explaining {record['test']} (recorded: {record['verdict']}"
-          + (f", [{failure.get('stage')}] {failure.get('category')}" if failure else "") + ")")
+    failure = failure_of(record)
+    print(f"explaining {record.test} (recorded: {record.verdict}"
+          + (f", [{failure.stage}] {failure.category}" if failure else "") + ")")
     if not args.case and len(failing) > 1:
         print(f"  (first of {len(failing)} failing records; name another as CASE[MODE])")
-    command = [sys.executable, "-m", "pytest", record["test"], "--export-explain", "-p", "no:cacheprovider",
+    command = [sys.executable, "-m", "pytest", record.test, "--export-explain", "-p", "no:cacheprovider",
                "-q", "-rN", "--no-header"]
     print(f"  $ (cd {rootdir} && python {' '.join(command[1:])})", flush=True)
     code = subprocess.call(command, cwd=rootdir)
-    if code == 0 and record["verdict"] != "passed":
-        print(f"note: {record['test']} passes here: the recorded {record['verdict']} did not reproduce "
+    if code == 0 and record.verdict != "passed":
+        print(f"note: {record.test} passes here: the recorded {record.verdict} did not reproduce "
               "(another torch, another machine, or it was fixed)")
     if code == 4 or code == 5:
-        print(f"error: pytest could not find {record['test']} under {rootdir}", file=sys.stderr)
+        print(f"error: pytest could not find {record.test} under {rootdir}", file=sys.stderr)
         return 2
     return 0 if code == 0 else 1
 
 
-def _pick(records: list[dict[str, Any]], failing: list[dict[str, Any]], wanted: str | None) -> dict[str, Any] | None:
+def _pick(records: list[Record], failing: list[Record], wanted: str | None) -> Record | None:
     if not wanted:
         return failing[0] if failing else None
     for pool in (failing, records):
-        for test in (lambda r: r["test"] == wanted, lambda r: f"{r['case']}[{r['mode']}]" == wanted,
-                     lambda r: r["case"] == wanted, lambda r: r["test"].endswith(wanted)):
+        for test in (lambda r: r.test == wanted, lambda r: f"{r.case}[{r.mode}]" == wanted,
+                     lambda r: r.case == wanted, lambda r: r.test.endswith(wanted)):
             hits = [r for r in pool if test(r)]
             if hits:
                 return hits[0]

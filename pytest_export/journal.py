@@ -9,6 +9,7 @@ could write its reports. So the controller appends, as JSON lines flushed and fs
     {"started": {"test": ..., "case": ..., "mode": ...}}   # an export_check case started in it
     {"done": record}                          # an export_check case finished (its test may still die)
     {"record": record}                        # a test's records reached the controller
+                                              # (record: Record.to_dict(), decoded when read back)
     {"finished": test}                        # the test is over (teardown included)
     {"closed": true}                          # the reports were written: nothing to recover
 
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from exportcore.outcome import Failure, Outcome
+from pytest_export.records import Record, record_key
 
 __all__ = [
     "JOURNAL_SCHEMA", "Journal", "JournalState", "crashed_record", "journal_path", "lost_records", "read_journal",
@@ -50,7 +52,7 @@ def journal_path(report: str | os.PathLike[str]) -> Path:
     return report.with_name(name)
 
 
-def crashed_record(test: str, case: str, mode: str, message: str) -> dict[str, Any]:
+def crashed_record(test: str, case: str, mode: str, message: str, source: str = "marker") -> Record:
     """Return a record for a case whose process died while running it."""
     failure = Failure(
         stage="run", category="crashed", exc_type="WorkerCrashed", message=message,
@@ -58,10 +60,7 @@ def crashed_record(test: str, case: str, mode: str, message: str) -> dict[str, A
         "with -n 1 to see it fail on its own while every other result is kept",
     )
     outcome = Outcome(case_id=case, mode=mode, status="crashed", failure=failure)
-    return {
-        "test": test, "case": case, "mode": mode, "verdict": "crashed", "expect": None,
-        "duration": 0.0, "outcome": outcome.to_dict(),
-    }
+    return Record.make(test, case, mode, "crashed", outcome, source=source)
 
 
 class Journal:
@@ -102,16 +101,19 @@ class JournalState:
     """What a journal says about its session."""
 
     header: dict[str, Any]
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
     scope: dict[str, Any] = field(default_factory=dict)
     running: dict[str, Any] | None = None  # the test started last and not reported since
     started: list[dict[str, Any]] = field(default_factory=list)  # its export_check cases
-    done: list[dict[str, Any]] = field(default_factory=list)  # its finished export_check records
+    done: list[Record] = field(default_factory=list)  # its finished export_check records
     closed: bool = False
 
 
 def read_journal(path: str | os.PathLike[str]) -> JournalState:
-    """Return the state a journal records; a torn last line (the crash mid-write) is ignored."""
+    """Return the state a journal records; a torn last line (the crash mid-write) is ignored.
+
+    Raises ValueError (SchemaError for a record that does not decode, naming its line).
+    """
     lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
     entries = []
     for line in lines:
@@ -122,10 +124,11 @@ def read_journal(path: str | os.PathLike[str]) -> JournalState:
     if not entries or entries[0].get("journal") != JOURNAL_SCHEMA:
         raise ValueError(f"{os.fspath(path)}: not a pytest-export journal")
     state = JournalState(header=entries[0])
-    for entry in entries[1:]:
+    for n, entry in enumerate(entries[1:], 2):
         if "record" in entry:
-            state.records.append(entry["record"])
-            if state.running is not None and entry["record"]["test"] == state.running["test"]:
+            record = Record.from_dict(entry["record"], f"{os.fspath(path)}: entry {n}: record")
+            state.records.append(record)
+            if state.running is not None and record.test == state.running["test"]:
                 state.started, state.done = [], []
         elif "running" in entry:
             state.running, state.started, state.done = entry["running"], [], []
@@ -135,7 +138,7 @@ def read_journal(path: str | os.PathLike[str]) -> JournalState:
         elif "started" in entry:
             state.started.append(entry["started"])
         elif "done" in entry:
-            state.done.append(entry["done"])
+            state.done.append(Record.from_dict(entry["done"], f"{os.fspath(path)}: entry {n}: done"))
         elif "scope" in entry:
             state.scope.update(entry["scope"])
         elif entry.get("closed"):
@@ -143,18 +146,18 @@ def read_journal(path: str | os.PathLike[str]) -> JournalState:
     return state
 
 
-def lost_records(state: JournalState, reason: str) -> list[dict[str, Any]]:
+def lost_records(state: JournalState, reason: str) -> list[Record]:
     """Return the records of the test the process died in: its finished cases and a crashed one per open case."""
     running = state.running
-    if running is None or any(r["test"] == running["test"] for r in state.records):
+    if running is None or any(r.test == running["test"] for r in state.records):
         return []
     lost = list(state.done)
-    finished = {(r["case"], r["mode"]) for r in state.done}
+    finished = {record_key(r) for r in state.done}
     opened = [s for s in state.started if (s["case"], s["mode"]) not in finished]
+    message = f"{reason} while running {running['test']}"
+    lost += [crashed_record(running["test"], s["case"], s["mode"], message, "fixture") for s in opened]
     if running.get("case") and running.get("mode"):
-        opened.append(running)
-    for s in opened:
-        lost.append(crashed_record(running["test"], s["case"], s["mode"], f"{reason} while running {running['test']}"))
+        lost.append(crashed_record(running["test"], running["case"], running["mode"], message))
     return lost
 
 
@@ -170,7 +173,7 @@ def recover(path: str | os.PathLike[str], reason: str = "") -> tuple[dict[str, A
     scope_data = dict(state.scope)
     selected = {tuple(k) for k in scope_data.pop("selected", [])}
     scope = Scope.from_dict(scope_data)
-    scope.not_run = selected - {(r["case"], r["mode"]) for r in records}
+    scope.not_run = selected - {record_key(r) for r in records}
     where = f" while running {state.running['test']}" if state.running else ""
     stop = f"{reason}{where}; the report was recovered from its journal"
     gate = None

@@ -24,6 +24,7 @@ from typing import Any, Callable, Generator
 import pytest
 
 from pytest_export.journal import Journal, journal_path, lost_records, read_journal, recover
+from pytest_export.records import Record, item_case_id
 from pytest_export.report import write_report
 
 __all__ = [
@@ -44,15 +45,13 @@ def note_started(item: pytest.Item, case: str, mode: str) -> None:
         journal.append({"started": {"test": item.nodeid, "case": case, "mode": mode}})
 
 
-def note_done(item: pytest.Item, record: dict[str, Any]) -> None:
+def note_done(item: pytest.Item, record: Record) -> None:
     """Note an export_check case's record (it survives a crash later in the same test)."""
     for journal in item.config.stash.get(INFLIGHT, ()):
-        journal.append({"done": record})
+        journal.append({"done": record.to_dict()})
 
 
 def _running(item: pytest.Item, mode_of: Callable[[pytest.Item], str | None]) -> dict[str, Any]:
-    from pytest_export.records import item_case_id
-
     mode = mode_of(item)
     return {"test": item.nodeid, "case": item_case_id(item, mode) if mode else None, "mode": mode}
 
@@ -140,7 +139,7 @@ class JournalPlugin:
             self.append({"finished": item.nodeid})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        for record in getattr(report, "export_records", None) or ():
+        for record in getattr(report, "export_records", None) or ():  # already JSON builtins (plugin's makereport)
             self.append({"record": record})
 
     def _guard(self, real_exit: Callable[[int], Any]) -> Callable[[int], Any]:
@@ -244,7 +243,7 @@ class InflightDir:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
-def crashed_inflight(config: pytest.Config, worker: str, test: str, message: str) -> list[dict[str, Any]]:
+def crashed_inflight(config: pytest.Config, worker: str, test: str, message: str) -> list[Record]:
     """Return the records a dead worker's notes hold for ``test``: finished export_check cases and crashed ones."""
     plugin = config.pluginmanager.get_plugin("export-inflight")
     if plugin is None:

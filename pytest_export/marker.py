@@ -16,6 +16,7 @@ from exportcore.compare import tolerance_problem
 from exportcore.devices import DEVICES
 from exportcore.modes import mode_names, target_mode_problem
 from exportcore.targets import TARGETS, column_label
+from pytest_export.records import Expectation
 
 if TYPE_CHECKING:
     import pytest
@@ -46,18 +47,6 @@ ARGUMENTS = ("dynamic_shapes", "modes", "checks", "rtol", "atol", "examples", "i
 
 class MarkerError(ValueError):
     """A misused exportable marker; the message names the argument."""
-
-
-@dataclass(frozen=True)
-class Expectation:
-    """An expected failure in one mode."""
-
-    reason: str
-    category: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the plain-dict form stored in records."""
-        return {"reason": self.reason, "category": self.category}
 
 
 @dataclass(frozen=True)

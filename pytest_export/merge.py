@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from pytest_export.gate import GateResult, Scope, compare
-from pytest_export.records import EXPORTABLE, record_key
+from pytest_export.records import EXPORTABLE, Record, record_key
 from pytest_export.report import build_report
 
 __all__ = ["MergeError", "MergeResult", "merge_reports"]
@@ -57,14 +57,14 @@ def _missing_shards(reports: Sequence[tuple[str, dict[str, Any]]], shards: int |
     return ""
 
 
-def _verdicts(records: list[dict[str, Any]]) -> tuple[str, ...]:
-    return tuple(sorted(r["verdict"] for r in records))
+def _verdicts(records: list[Record]) -> tuple[str, ...]:
+    return tuple(sorted(r.verdict for r in records))
 
 
-def _worst(candidates: list[tuple[str, list[dict[str, Any]]]]) -> tuple[str, list[dict[str, Any]]]:
+def _worst(candidates: list[tuple[str, list[Record]]]) -> tuple[str, list[Record]]:
     # On a conflict keep the failing side: the gate must not pass on the luckier shard.
     for source, records in candidates:
-        if any(r["verdict"] not in EXPORTABLE for r in records):
+        if any(r.verdict not in EXPORTABLE for r in records):
             return source, records
     return candidates[0]
 
@@ -84,15 +84,15 @@ def merge_reports(
     if not reports:
         raise ValueError("merge needs at least one report")
     missing = _missing_shards(reports, shards)
-    per_key: dict[Key, list[tuple[str, list[dict[str, Any]]]]] = {}
+    per_key: dict[Key, list[tuple[str, list[Record]]]] = {}
     for name, report in reports:
-        mine: dict[Key, list[dict[str, Any]]] = {}
+        mine: dict[Key, list[Record]] = {}
         for r in report["records"]:
             mine.setdefault(record_key(r), []).append(r)
         for key, records in mine.items():
             per_key.setdefault(key, []).append((name, records))
 
-    merged: list[dict[str, Any]] = []
+    merged: list[Record] = []
     result = MergeResult(report={}, missing_shards=missing)
     for key in sorted(per_key):
         candidates = per_key[key]
@@ -106,7 +106,7 @@ def merge_reports(
                 result.conflicts.append(entry)
         merged.extend(_worst(candidates)[1])
 
-    present = {r["test"] for r in merged}
+    present = {r.test for r in merged}
     scope = Scope.union((Scope.from_dict(rep.get("scope")) for _, rep in reports), present)
     environment = {"merged_from": [{"source": name, **rep.get("environment", {})} for name, rep in reports]}
     stop = "; ".join(f"{name}: {rep['stop_reason']}" for name, rep in reports if rep.get("stop_reason"))

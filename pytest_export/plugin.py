@@ -35,11 +35,10 @@ from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module'
 from pytest_export.journaling import InflightDir, WorkerNotes, distributed
 from pytest_export.marker import MARKER, MARKER_HELP, MODE_PARAM, MarkerError, item_mode, parse_marker, refused_item
 from pytest_export.options import OPTIONS, add_options, resolve
-from pytest_export.records import item_case_id, record_key
+from pytest_export.records import Record, item_case_id, record_key
 from pytest_export.reporting import ReportingPlugin
 from pytest_export.reporting import add_options as add_report_options
-from pytest_export.runner import ITEM_RECORDS, ExportCheckFailed, error_outcome, make_record, run_exportable
-from pytest_export.sanitize import clean_tree
+from pytest_export.runner import ITEM_RECORDS, ExportCheckFailed, error_outcome, run_exportable
 from pytest_export.session_state import RECORDS, SELECTED
 from pytest_export.settle import settle_verdict
 from pytest_export.summary import MAX_ROWS, summary_lines
@@ -181,15 +180,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     records = item.stash.get(ITEM_RECORDS, None)
     if records:
         for record in records:
-            if record.get("source") == "marker":
+            if record.source == "marker":
                 settle_verdict(item, record, report, call.excinfo)  # pytest's xfail, warnings as errors, ...
-        report.export_records = list(records)
+        # Plain builtins on the report: xdist serializes report attributes; the controller decodes them.
+        report.export_records = [r.to_dict() for r in records]
         item.stash[ITEM_RECORDS] = []
         return report
     mode = item_mode(item)
     if mode is not None and call.when in ("setup", "call") and not report.passed:
         # The test never produced a case (fixture error, exception, skip): record that, not nothing.
-        report.export_records = [_unrun_record(item, mode, call, report)]
+        report.export_records = [_unrun_record(item, mode, call, report).to_dict()]
     return report
 
 
@@ -258,8 +258,8 @@ class Controller:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Collect the records a report carries."""
-        for record in getattr(report, "export_records", None) or ():
-            record = clean_tree(record)  # also records made outside make_record (a dead worker's)
+        for i, data in enumerate(getattr(report, "export_records", None) or ()):
+            record = Record.from_dict(data, f"{report.nodeid}: export_records[{i}]")
             self.config.stash[RECORDS].append(record)
             self.config.stash[SELECTED].add(record_key(record))
 
@@ -282,7 +282,7 @@ def _has_no_mode(item: pytest.Item) -> bool:
     return callspec is not None and MODE_PARAM in callspec.params and item_mode(item) is None
 
 
-def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], report: pytest.TestReport) -> dict:
+def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], report: pytest.TestReport) -> Record:
     case_id = item_case_id(item, mode)
     message = str(call.excinfo.value) if call.excinfo else str(report.longrepr)
     if report.skipped:
@@ -305,7 +305,7 @@ def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], rep
             from exportcore.shapes.shapes_spec import unavailable_hint
 
             outcome.failure.hint = unavailable_hint(message)
-    return make_record(item.nodeid, case_id, mode, verdict, None, report.duration, outcome)
+    return Record.make(item.nodeid, case_id, mode, verdict, outcome, duration=report.duration)
 
 
 def _known_modes(config: pytest.Config) -> tuple[str, ...]:

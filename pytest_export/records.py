@@ -1,6 +1,8 @@
-"""Per-(case, mode) records: what crosses xdist workers and lands in reports.
+"""Per-(case, mode) records: what crosses xdist workers and lands in reports, gate, merge and diff.
 
-A record is a plain dict (JSON builtins only)::
+One typed record, :class:`Record`, made in one place (:meth:`Record.make`: the runner, the
+``export_check`` fixture, crashed and unrun tests) and read everywhere through its fields.
+Its JSON form, a report's ``records[i]``, comes from the codec (exportcore.codec)::
 
     {
       "test": "tests/test_m.py::test_mlp[strict]",   # pytest node id
@@ -21,48 +23,90 @@ neither pytest nor torch, so reports, gate, merge and diff read records through 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from exportcore.codec import decode, encode, one_of
+from exportcore.outcome import Failure, Outcome
+from pytest_export.sanitize import clean_tree
 
 if TYPE_CHECKING:
     import pytest
 
 __all__ = [
-    "EXPORTABLE", "VERDICTS", "failure_headline", "failure_of", "item_case_id", "ordered_modes", "record_key",
-    "split_mode", "worst",
+    "EXPORTABLE", "SOURCES", "VERDICTS", "Expectation", "Record", "failure_of", "item_case_id", "ordered_modes",
+    "record_key", "split_mode", "worst",
 ]
 
 VERDICTS = ("passed", "failed", "xfailed", "xpassed", "error", "timeout", "crashed", "skipped")
 #: Verdicts meaning "the model exported and behaved": xpassed exported too, its test fails only
 #: because an expectation is stale.
 EXPORTABLE = ("passed", "xpassed")
+#: marker: one record per pytest test (a mode of an exportable test); fixture: one per export_check call.
+SOURCES = ("marker", "fixture")
 
 
-def record_key(record: dict[str, Any]) -> tuple[str, str]:
+@dataclass(frozen=True)
+class Expectation:
+    """An expected failure in one mode: the marker's ``expect=``, or pytest's own xfail."""
+
+    reason: str
+    category: str | None = None
+
+
+@dataclass(kw_only=True)
+class Record:
+    """The result of one (case, mode): the verdict pytest gave and the engine's outcome."""
+
+    test: str
+    case: str
+    mode: str
+    verdict: str = field(metadata=one_of(VERDICTS))
+    expect: Expectation | None = None
+    duration: float
+    outcome: Outcome | None = None
+    source: str = field(default="marker", metadata=one_of(SOURCES))
+
+    @classmethod
+    def make(cls, test: str, case: str, mode: str, verdict: str, outcome: Outcome | None, *,
+             expect: Expectation | None = None, duration: float = 0.0, source: str = "marker") -> Record:
+        """Return a new record, checked as a loaded one is and with every text encodable.
+
+        The one way records are made (runner, export_check, crashed and unrun tests). Through the
+        codec: a lone surrogate in a message would break every report writer and xdist's
+        transport, and an outcome a plugin hook left off-schema fails here, in its test, by name.
+        """
+        record = cls(test=test, case=case, mode=mode, verdict=verdict, expect=expect,
+                     duration=round(duration, 6), outcome=outcome, source=source)
+        return cls.from_dict(clean_tree(record.to_dict()))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the record's JSON form (plain builtins, as a report file and xdist carry it)."""
+        return encode(self, "record")
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "record") -> Record:
+        """Rebuild a record; raise SchemaError naming the field path (``where`` first) that is wrong."""
+        return decode(cls, data, where)
+
+
+def record_key(record: Record) -> tuple[str, str]:
     """Return the (case, mode) key a record is gated on."""
-    return (record["case"], record["mode"])
+    return (record.case, record.mode)
 
 
-def failure_of(record: dict[str, Any]) -> dict[str, Any] | None:
-    """Return the failure dict of a record's outcome, or None."""
-    return (record.get("outcome") or {}).get("failure")
+def failure_of(record: Record) -> Failure | None:
+    """Return the failure of a record's outcome, or None."""
+    return record.outcome.failure if record.outcome is not None else None
 
 
-def failure_headline(failure: dict[str, Any], *, at: bool = True) -> str:
-    """Return a failure's one line, as ``Failure.headline()`` writes it (``at``: with its source line)."""
-    text = f"[{failure['stage']}] {failure['category']}: {failure['exc_type']}: {failure['message']}"
-    source = failure.get("source") if at else None
-    if source:
-        text += f" at {source['file']}:{source['line']}"
-    return text
-
-
-def worst(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def worst(records: Sequence[Record]) -> Record:
     """Return the record that speaks for several of one key: the first that did not export, else the first.
 
     A key is only as good as its worst record (export_check called twice, a merged report):
     the gate must not pass on the luckier one.
     """
-    return next((r for r in records if r["verdict"] not in EXPORTABLE), records[0])
+    return next((r for r in records if r.verdict not in EXPORTABLE), records[0])
 
 
 def ordered_modes(modes: Iterable[str], order: Sequence[str]) -> list[str]:

@@ -1,10 +1,14 @@
+# Over 300 lines: a report's schema is built, validated, loaded and written here together; renderers live apart.
 """Build, validate, load and write export reports (JSON, HTML, Markdown).
 
-A report is a plain dict::
+A report is a dict::
 
     {"schema": "pytest-export-report", "version": 1, "complete": bool, "stop_reason": str,
      "environment": {...}, "scope": {...}, "summary": {...}, "gate": {...} | None,
-     "records": [record, ...]}          # sorted by (case, mode); see pytest_export.records
+     "records": [Record, ...]}          # sorted by (case, mode); see pytest_export.records
+
+In memory its records are typed (pytest_export.records.Record); in the JSON file each is
+``Record.to_dict()``, and loading decodes and validates them with the same codec.
 
 Pure: imports neither pytest nor torch, so ``python -m pytest_export merge`` starts fast.
 """
@@ -19,8 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from exportcore.outcome import Outcome, SchemaError
-from pytest_export.records import EXPORTABLE, VERDICTS, failure_of
+from pytest_export.records import EXPORTABLE, VERDICTS, Record, failure_of
 from pytest_export.report_runtimes import runtime_tables
 
 __all__ = [
@@ -38,6 +41,7 @@ __all__ = [
     "atomic_write",
     "temp_prefix",
     "report_format",
+    "report_document",
     "nodeid_file",
 ]
 
@@ -46,15 +50,6 @@ REPORT_VERSION = 1
 FORMATS = (".json", ".html", ".md")
 #: The gate's result buckets, in the order they are shown (pytest_export.gate fills them).
 GATE_BUCKETS = ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
-
-_RECORD_FIELDS: dict[str, tuple[type, ...]] = {
-    "test": (str,),
-    "case": (str,),
-    "mode": (str,),
-    "verdict": (str,),
-    "duration": (int, float),
-}
-
 
 class ReportError(ValueError):
     """A report file is unreadable or not a valid report; the message names the file and field."""
@@ -65,26 +60,26 @@ def nodeid_file(nodeid: str) -> str:
     return nodeid.split("::", 1)[0]
 
 
-def _sort_key(record: dict[str, Any]) -> tuple[str, str, str]:
-    return (record["case"], record["mode"], record["test"])
+def _sort_key(record: Record) -> tuple[str, str, str]:
+    return (record.case, record.mode, record.test)
 
 
-def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
+def summarize(records: Iterable[Record]) -> dict[str, Any]:
     """Return counts per verdict, per failure category and per mode."""
     records = list(records)
-    verdicts = Counter(r["verdict"] for r in records)
+    verdicts = Counter(r.verdict for r in records)
     categories: Counter[str] = Counter()
     stages: Counter[str] = Counter()
     by_mode: dict[str, Counter[str]] = {}
     for r in records:
-        by_mode.setdefault(r["mode"], Counter())[r["verdict"]] += 1
+        by_mode.setdefault(r.mode, Counter())[r.verdict] += 1
         failure = failure_of(r)
-        if r["verdict"] not in EXPORTABLE and r["verdict"] != "skipped" and failure:
-            categories[failure["category"]] += 1
-            stages[failure["stage"]] += 1
+        if r.verdict not in EXPORTABLE and r.verdict != "skipped" and failure:
+            categories[failure.category] += 1
+            stages[failure.stage] += 1
     return {
         "total": len(records),
-        "cases": len({r["case"] for r in records}),
+        "cases": len({r.case for r in records}),
         "modes": sorted(by_mode),
         "verdicts": {v: verdicts[v] for v in VERDICTS if verdicts[v]},
         "categories": dict(sorted(categories.items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -94,7 +89,7 @@ def summarize(records: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 def build_report(
-    records: Iterable[dict[str, Any]],
+    records: Iterable[Record],
     *,
     environment: dict[str, Any] | None = None,
     scope: dict[str, Any] | None = None,
@@ -102,9 +97,8 @@ def build_report(
     stop_reason: str = "",
     gate: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Return a report dict over ``records`` (validated, sorted by (case, mode))."""
-    checked = [_validate_record(dict(r), f"records[{i}]") for i, r in enumerate(records)]
-    checked.sort(key=_sort_key)
+    """Return a report dict over ``records`` (sorted by (case, mode))."""
+    checked = sorted(records, key=_sort_key)
     return {
         "schema": REPORT_SCHEMA,
         "version": REPORT_VERSION,
@@ -117,31 +111,6 @@ def build_report(
         "records": checked,
         "runtimes": runtime_tables(checked),
     }
-
-
-def _validate_record(record: Any, where: str) -> dict[str, Any]:
-    if not isinstance(record, dict):
-        raise ValueError(f"{where} must be an object, got {type(record).__name__}")
-    for name, types in _RECORD_FIELDS.items():
-        if name not in record:
-            raise ValueError(f"{where}: missing field {name!r}")
-        value = record[name]
-        if not isinstance(value, types) or isinstance(value, bool):
-            raise ValueError(f"{where}.{name} must be {types[0].__name__}, got {type(value).__name__}")
-    if record["verdict"] not in VERDICTS:
-        raise ValueError(f"{where}.verdict must be one of {VERDICTS}, got {record['verdict']!r}")
-    expect = record.get("expect")
-    if expect is not None and not (isinstance(expect, dict) and isinstance(expect.get("reason", ""), str)):
-        raise ValueError(f"{where}.expect must be null or an object with a string 'reason'")
-    record.setdefault("expect", None)
-    outcome = record.get("outcome")
-    if outcome is not None:
-        try:
-            Outcome.from_dict(outcome)
-        except SchemaError as exc:
-            raise ValueError(f"{where}.outcome: {exc}") from None
-    record.setdefault("outcome", None)
-    return record
 
 
 def _is_str_list(value: Any) -> bool:
@@ -191,7 +160,7 @@ def _validate_gate(gate: dict[str, Any]) -> None:
 
 
 def validate_report(data: Any, source: str = "report") -> dict[str, Any]:
-    """Return ``data`` if it is a valid report, else raise ReportError naming ``source`` and the field."""
+    """Return the report a JSON document holds (records decoded), else raise ReportError naming ``source`` and the field."""
     if not isinstance(data, dict):
         raise ReportError(f"{source}: not an export report (top level is {type(data).__name__}, expected object)")
     if data.get("schema") != REPORT_SCHEMA:
@@ -214,11 +183,8 @@ def validate_report(data: Any, source: str = "report") -> dict[str, Any]:
     try:
         _validate_scope(data.get("scope") or {})
         _validate_gate(data.get("gate") or {})
-        records = [
-            _validate_record(dict(r) if isinstance(r, dict) else r, f"records[{i}]")
-            for i, r in enumerate(data["records"])
-        ]
-    except ValueError as exc:
+        records = [Record.from_dict(r, f"records[{i}]") for i, r in enumerate(data["records"])]
+    except ValueError as exc:  # SchemaError included: it names the record's field
         raise ReportError(f"{source}: {exc}") from None
     out = dict(data)
     out["records"] = sorted(records, key=_sort_key)
@@ -287,8 +253,13 @@ def report_format(path: str | os.PathLike[str]) -> str:
     return suffix
 
 
+def report_document(report: dict[str, Any]) -> dict[str, Any]:
+    """Return the JSON document of a report: its records encoded (what ``load_report`` reads back)."""
+    return {**report, "records": [r.to_dict() for r in report["records"]]}
+
+
 def _render_json(report: dict[str, Any]) -> str:
-    return json.dumps(report, indent=1, sort_keys=True) + "\n"
+    return json.dumps(report_document(report), indent=1, sort_keys=True) + "\n"
 
 
 def _renderers() -> dict[str, Callable[[dict[str, Any]], str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from exportcore.outcome import STAGES
+from pytest_export.records import Record, failure_of
 
 __all__ = ["categories_chart", "ops_chart", "stage_sorted", "stage_table"]
 
@@ -39,8 +40,9 @@ def ops_chart(report: dict[str, Any]) -> dict[str, Any] | None:
     """Return the op histogram of every exported graph, top ops first (None when no graph was exported)."""
     ops: dict[str, int] = {}
     for r in report["records"]:
-        for op, n in (((r.get("outcome") or {}).get("graph") or {}).get("op_histogram") or {}).items():
-            ops[op] = ops.get(op, 0) + int(n)
+        graph = r.outcome.graph if r.outcome is not None else None
+        for op, n in (graph.op_histogram if graph is not None else {}).items():
+            ops[op] = ops.get(op, 0) + n
     top = sorted(ops.items(), key=lambda kv: (-kv[1], kv[0]))[:_TOP_OPS]
     if not top:
         return None
@@ -53,14 +55,14 @@ def ops_chart(report: dict[str, Any]) -> dict[str, Any] | None:
     return {**_svg(bars), "shown": len(top), "total": len(ops)}
 
 
-def _split_categories(records: list[dict[str, Any]]) -> list[tuple[str, int, int]]:
+def _split_categories(records: list[Record]) -> list[tuple[str, int, int]]:
     counts: dict[str, list[int]] = {}
     for r in records:
-        failure = (r.get("outcome") or {}).get("failure")
-        if not failure or r["verdict"] not in _EXPECTED + _UNEXPECTED:
+        failure = failure_of(r)
+        if not failure or r.verdict not in _EXPECTED + _UNEXPECTED:
             continue
-        pair = counts.setdefault(str(failure.get("category", "?")), [0, 0])
-        pair[0 if r["verdict"] in _UNEXPECTED else 1] += 1
+        pair = counts.setdefault(failure.category, [0, 0])
+        pair[0 if r.verdict in _UNEXPECTED else 1] += 1
     return sorted(((k, u, x) for k, (u, x) in counts.items()), key=lambda t: (-(t[1] + t[2]), t[0]))
 
 
@@ -89,7 +91,7 @@ def stage_table(report: dict[str, Any]) -> list[tuple[str, str, str, str, int]]:
     """Return per stage (stage, total s, mean s, max s, records), in pipeline order."""
     stages: dict[str, list[float]] = {}
     for r in report["records"]:
-        for stage, secs in ((r.get("outcome") or {}).get("timings") or {}).items():
-            stages.setdefault(stage, []).append(float(secs))
+        for stage, secs in (r.outcome.timings if r.outcome is not None else {}).items():
+            stages.setdefault(stage, []).append(secs)
     return [(s, f"{sum(v):.2f}", f"{sum(v) / len(v):.3f}", f"{max(v):.3f}", len(v))
             for s, v in stage_sorted(stages.items())]

@@ -13,6 +13,7 @@ import pytest
 from pytest_export import __version__
 from pytest_export.explain import exportdb_docs
 from pytest_export.options import OPTIONS
+from pytest_export.records import Record
 
 __all__ = ["environment", "run_modes"]
 
@@ -21,18 +22,17 @@ def _options(config: pytest.Config) -> Any:
     return config.stash.get(OPTIONS, None)
 
 
-def run_modes(config: pytest.Config, records: list[dict[str, Any]]) -> set[str] | None:
+def run_modes(config: pytest.Config, records: list[Record]) -> set[str] | None:
     """Return the modes this run ran (None: unknown)."""
     options = _options(config)
     if options is not None:
-        return set(options.modes or options.known_modes) | set(options.targets) | {r["mode"] for r in records}
+        return set(options.modes or options.known_modes) | set(options.targets) | {r.mode for r in records}
     return None
 
 
-def environment(config: pytest.Config, records: list[dict[str, Any]], duration: float) -> dict[str, Any]:
+def environment(config: pytest.Config, records: list[Record], duration: float) -> dict[str, Any]:
     """Return the environment block of a report (never imports torch just for this)."""
-    torch_versions = Counter((r.get("outcome") or {}).get("torch_version") for r in records)
-    torch_versions.pop(None, None)
+    torch_versions = Counter(r.outcome.torch_version for r in records if r.outcome is not None)
     torch_versions.pop("", None)
     if torch_versions:
         torch_version = str(torch_versions.most_common(1)[0][0])
@@ -53,7 +53,7 @@ def environment(config: pytest.Config, records: list[dict[str, Any]], duration: 
         "platform": platform.platform(),
         "pytest": pytest.__version__,
         "pytest_export": __version__,
-        "modes": sorted(run_modes(config, records) or {r["mode"] for r in records}),
+        "modes": sorted(run_modes(config, records) or {r.mode for r in records}),
         "seed": seed,
         "hypothesis_profile": profile or "default",
         "workers": config.getoption("numprocesses", default=None),

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Callable, NamedTuple
 
+from pytest_export.records import Record
+
 __all__ = ["FindingRow", "finding_rows", "findings_badge", "findings_markdown", "findings_section"]
 
 _MAX_ROWS = 500
@@ -27,26 +29,25 @@ class FindingRow(NamedTuple):
     index: int  # position of the record in the report's records
 
 
-def finding_rows(records: list[dict[str, Any]]) -> list[FindingRow]:
+def finding_rows(records: list[Record]) -> list[FindingRow]:
     """Return every finding of every record, in record order."""
     rows = []
     for i, r in enumerate(records):
-        for f in (r.get("outcome") or {}).get("findings") or []:
-            rows.append(FindingRow(r["case"], r["mode"], r["verdict"], str(f.get("severity", "")),
-                                   str(f.get("kind", "")), str(f.get("input") or ""), str(f.get("message", "")), i))
+        for f in r.outcome.findings if r.outcome is not None else ():
+            rows.append(FindingRow(r.case, r.mode, r.verdict, f.severity, f.kind, f.input or "", f.message, i))
     return rows
 
 
-def findings_badge(record: dict[str, Any]) -> tuple[str, str] | None:
+def findings_badge(record: Record) -> tuple[str, str] | None:
     """Return the matrix-cell badge of a record's findings as (kinds, label); None if it has none."""
-    findings = (record.get("outcome") or {}).get("findings") or []
+    findings = record.outcome.findings if record.outcome is not None else []
     if not findings:
         return None
-    kinds = ", ".join(sorted({str(f.get("kind", "")) for f in findings}))
+    kinds = ", ".join(sorted({f.kind for f in findings}))
     return kinds, f"⚑ {len(findings)} finding{'s' if len(findings) > 1 else ''}"
 
 
-def findings_section(records: list[dict[str, Any]], anchors: list[str]) -> dict[str, Any] | None:
+def findings_section(records: list[Record], anchors: list[str]) -> dict[str, Any] | None:
     """Return the Findings section: one row per finding with its record's anchor (None if there is none)."""
     rows = finding_rows(records)
     if not rows:
@@ -56,7 +57,7 @@ def findings_section(records: list[dict[str, Any]], anchors: list[str]) -> dict[
             "more": max(0, len(rows) - _MAX_ROWS)}
 
 
-def findings_markdown(records: list[dict[str, Any]], code: Callable[[Any], str], text: Callable[[Any], str],
+def findings_markdown(records: list[Record], code: Callable[[Any], str], text: Callable[[Any], str],
                       limit: int) -> list[str]:
     """Return the Markdown Findings list (``code``/``text`` escape as the Markdown renderer does)."""
     rows = finding_rows(records)

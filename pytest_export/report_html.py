@@ -11,7 +11,9 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from exportcore.outcome import Failure, Outcome
 from pytest_export.explain import exportdb_page
+from pytest_export.records import Record, failure_of, ordered_modes
 from pytest_export.report_charts import categories_chart, ops_chart, stage_sorted, stage_table
 from pytest_export.report_findings import finding_rows, findings_badge, findings_section
 from pytest_export.report_overview import anchors as _anchors, cap, cards, gate_banner, header, record_anchor
@@ -35,118 +37,116 @@ class _Page:
     seen: dict[str, tuple[str, str]] = field(default_factory=dict)  # text digest -> (anchor, "case [mode]")
 
 
-def _failure(record: dict[str, Any]) -> dict[str, Any] | None:
-    return (record.get("outcome") or {}).get("failure")
-
-
-def _meta(record: dict[str, Any], docs: str | None) -> list[tuple[str, str, Any]]:
+def _meta(record: Record, docs: str | None) -> list[tuple[str, str, Any]]:
     """Return the (label, kind, data) rows of a record's failure and expectation; rows with nothing to show left out."""
-    f = _failure(record)
-    expect = record.get("expect") or {}
+    f = failure_of(record)
+    expect = record.expect
     rows: list[tuple[str, str, Any]] = []
     if f:
-        rows += [(label, "text", f[key]) for label, key in (("stage", "stage"), ("category", "category"))
-                 if shown_text(f[key])]
-        rows.append(("exception", "code", f["exc_type"]))
-        if f.get("hint"):
-            rows.append(("fix hint", "hint", f["hint"]))
-        src = f.get("source")
-        if src:
-            rows.append(("user source", "source", {"file": src["file"], "line": src["line"],
-                                                   "function": src.get("function"), "code": src.get("code")}))
-        if f.get("exportdb_case"):
-            name = f["exportdb_case"]
+        rows += [(label, "text", text) for label, text in (("stage", f.stage), ("category", f.category))
+                 if shown_text(text)]
+        rows.append(("exception", "code", f.exc_type))
+        if f.hint:
+            rows.append(("fix hint", "hint", f.hint))
+        if f.source:
+            rows.append(("user source", "source", f.source))
+        if f.exportdb_case:
+            name = f.exportdb_case
             rows.append(("ExportDB case", "exportdb", {"name": name, "href": exportdb_page(name, docs)}))
-        rows += explanation_rows(record.get("outcome") or {}, f.get("exportdb_case"))
-    if expect and (shown_text(expect.get("reason", "")) or expect.get("category")):
-        rows.append(("expected failure", "expected", {"reason": expect.get("reason", ""),
-                                                      "category": expect.get("category")}))
+        rows += explanation_rows(record.outcome, f.exportdb_case)
+    if expect and (shown_text(expect.reason) or expect.category):
+        rows.append(("expected failure", "expected", expect))
     return rows
 
 
-def _long_text(title: str, text: str, record: dict[str, Any], anchor: str, page: _Page) -> dict[str, Any]:
+def _long_text(title: str, text: str, record: Record, anchor: str, page: _Page) -> dict[str, Any]:
     # The same torch message or traceback often fails many cases: show it once, link the rest.
     digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
     if len(text) >= _SAME_MIN and digest in page.seen:
         first, label = page.seen[digest]
         return {"title": title, "same": first, "label": label}
-    page.seen.setdefault(digest, (anchor, f'{record["case"]} [{record["mode"]}]'))
+    page.seen.setdefault(digest, (anchor, f"{record.case} [{record.mode}]"))
     return {"title": title, "same": None, "text": cap(text, _CODE_LIMIT)}
 
 
-def _body(record: dict[str, Any], anchor: str, page: _Page) -> dict[str, Any]:
+#: What a record without an outcome shows: no ranges, graph, findings or timings.
+_NO_OUTCOME = Outcome(case_id="", mode="")
+
+
+def _body(record: Record, anchor: str, page: _Page) -> dict[str, Any]:
     """Return what a record's details show, in page order (long texts repeated on the page become links)."""
-    o = record.get("outcome") or {}
-    ce = o.get("counterexample") or None
-    if ce:
-        ce = {"shapes": [(k, "×".join(map(str, v)) or "scalar") for k, v in (ce.get("shapes") or {}).items()],
-              "message": ce.get("message"),
-              "reproduce": cap(ce["reproduce"], _CODE_LIMIT) if ce.get("reproduce") else ""}
-    ex = o.get("examples") or {}
+    o = record.outcome or _NO_OUTCOME
+    ce: dict[str, Any] | None = None
+    if o.counterexample is not None:
+        c = o.counterexample
+        ce = {"shapes": [(k, "×".join(map(str, v)) or "scalar") for k, v in c.shapes.items()],
+              "message": c.message, "reproduce": cap(c.reproduce, _CODE_LIMIT) if c.reproduce else ""}
+    ex = o.examples
     drawn = None
-    if ex.get("tried") or ex.get("note"):
-        drawn = {k: ex.get(k, 0) for k in ("tried", "discarded", "accepted", "rejected")}
-        drawn["note"] = ex.get("note", "")
-    f = _failure(record)
+    if ex.tried or ex.note:
+        drawn = {"tried": ex.tried, "discarded": ex.discarded, "accepted": ex.accepted, "rejected": ex.rejected,
+                 "note": ex.note}
+    f = o.failure
     long = []
-    if f and f.get("detail") and f["detail"].strip() != f["message"].strip():
-        long.append(_long_text("Full message", f["detail"], record, anchor, page))
-    if f and f.get("traceback"):
-        long.append(_long_text("torch traceback", f["traceback"], record, anchor, page))
-    timings = [(k, f"{float(v):.3f}") for k, v in stage_sorted((o.get("timings") or {}).items())]
-    graph = o.get("graph") or {}
-    ops = sorted((graph.get("op_histogram") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    if f and f.detail and f.detail.strip() != f.message.strip():
+        long.append(_long_text("Full message", f.detail, record, anchor, page))
+    if f and f.traceback:
+        long.append(_long_text("torch traceback", f.traceback, record, anchor, page))
+    timings = [(k, f"{v:.3f}") for k, v in stage_sorted(o.timings.items())]
+    graph = o.graph
+    ops = sorted(graph.op_histogram.items(), key=lambda kv: (-kv[1], kv[0])) if graph else []
     return {
         "meta": _meta(record, page.docs),
-        "declared": list((o.get("declared") or {}).items()),
-        "exported": list((o.get("range_constraints") or {}).items()),
+        "declared": list(o.declared.items()),
+        "exported": list(o.range_constraints.items()),
         "counterexample": ce,
-        "findings": o.get("findings") or [],
+        "findings": o.findings,
         "examples": drawn,
-        "notes": o.get("notes") or [],
+        "notes": o.notes,
         "long": long,
         "timings": timings,
-        "duration": f"{float(record.get('duration', 0)):.2f}",
-        "ops": [(k, int(v)) for k, v in ops[:_TOP_OPS]] if ops else None,
+        "duration": f"{record.duration:.2f}",
+        "ops": ops[:_TOP_OPS] if ops else None,
         "more_ops": len(ops) > _TOP_OPS,
-        "node_count": graph.get("node_count", 0),
-        "code": cap(graph["code"], _CODE_LIMIT) if graph.get("code") else "",
+        "node_count": graph.node_count if graph else 0,
+        "code": cap(graph.code, _CODE_LIMIT) if graph and graph.code else "",
     }
 
 
-def _headline(record: dict[str, Any]) -> str:
-    f = _failure(record)
-    if not f and record["verdict"] == "xpassed":
-        reason = (record.get("expect") or {}).get("reason", "")
+def _headline(record: Record) -> str:
+    f = failure_of(record)
+    if not f and record.verdict == "xpassed":
+        reason = record.expect.reason if record.expect else ""
         return f"exported although expected to fail ({reason}): remove the expectation"
     if not f:
-        return record["verdict"]
-    return f"[{f['stage']}] {f['category']}: {f['exc_type']}: {f['message']}"
+        return record.verdict
+    return f.headline(at=False)
 
 
-def _view(record: dict[str, Any], anchor: str) -> dict[str, Any]:
-    nodes = ((record.get("outcome") or {}).get("graph") or {}).get("node_count")
+def _view(record: Record, anchor: str) -> dict[str, Any]:
+    nodes = record.outcome.graph.node_count if record.outcome and record.outcome.graph else None
     headline = _headline(record)
-    return {"r": record, "anchor": anchor, "label": VERDICT_LABEL.get(record["verdict"], record["verdict"]),
-            "headline": headline, "index_line": cap(headline, 400), "problem": record["verdict"] in PROBLEMS,
-            "when": f"{float(record.get('duration', 0)):.2f}s" + (f" · {nodes} nodes" if nodes else "")}
+    return {"r": record, "anchor": anchor, "label": VERDICT_LABEL.get(record.verdict, record.verdict),
+            "headline": headline, "index_line": cap(headline, 400), "problem": record.verdict in PROBLEMS,
+            "when": f"{record.duration:.2f}s" + (f" · {nodes} nodes" if nodes else "")}
 
 
 def _matrix(views: list[dict[str, Any]]) -> dict[str, Any]:
-    found = {v["r"]["mode"] for v in views}
-    modes = [m for m in MODE_ORDER if m in found] + sorted(found - set(MODE_ORDER))
+    found = {v["r"].mode for v in views}
+    modes = ordered_modes(found, MODE_ORDER)
     cells: dict[str, dict[str, tuple[dict[str, Any], int]]] = {}
     for v in views:
-        row = cells.setdefault(v["r"]["case"], {})
-        prev = row.get(v["r"]["mode"])
+        r: Record = v["r"]
+        row = cells.setdefault(r.case, {})
+        prev = row.get(r.mode)
         # One cell per (case, mode): the worst of its records, with how many there are.
-        if prev is None or (prev[0]["r"]["verdict"] in EXPORTABLE and v["r"]["verdict"] not in EXPORTABLE):
-            row[v["r"]["mode"]] = (v, (prev[1] if prev else 0) + 1)
+        if prev is None or (prev[0]["r"].verdict in EXPORTABLE and r.verdict not in EXPORTABLE):
+            row[r.mode] = (v, (prev[1] if prev else 0) + 1)
         else:
-            row[v["r"]["mode"]] = (prev[0], prev[1] + 1)
+            row[r.mode] = (prev[0], prev[1] + 1)
 
     def rank(case: str) -> tuple[int, str]:  # rows with problems first: that is what the reader came for
-        return (0 if any(c[0]["r"]["verdict"] in PROBLEMS for c in cells[case].values()) else 1, case)
+        return (0 if any(c[0]["r"].verdict in PROBLEMS for c in cells[case].values()) else 1, case)
 
     rows = []
     for case in sorted(cells, key=rank):
@@ -156,9 +156,9 @@ def _matrix(views: list[dict[str, Any]]) -> dict[str, Any]:
                 row.append(None)
                 continue
             v, n = cells[case][m]
-            f = _failure(v["r"])
-            row.append({"v": v, "n": n, "tip": f["message"][:300] if f else "", "badge": findings_badge(v["r"]),
-                        "stage": f["stage"] if f and v["r"]["verdict"] not in EXPORTABLE else None})
+            f: Failure | None = failure_of(v["r"])
+            row.append({"v": v, "n": n, "tip": f.message[:300] if f else "", "badge": findings_badge(v["r"]),
+                        "stage": f.stage if f and v["r"].verdict not in EXPORTABLE else None})
         rows.append((case, row))
     return {"modes": modes, "rows": rows}
 
@@ -172,8 +172,8 @@ def render_html(report: dict[str, Any]) -> str:
     page = _Page(docs=docs if isinstance(docs, str) else None)
     views = [_view(r, a) for r, a in zip(records, anchors)]
     bad = [v for v in views if v["problem"]]
-    xfail = [v for v in views if v["r"]["verdict"] == "xfailed"]
-    rest = [v for v in views if not v["problem"] and v["r"]["verdict"] != "xfailed"]
+    xfail = [v for v in views if v["r"].verdict == "xfailed"]
+    rest = [v for v in views if not v["problem"] and v["r"].verdict != "xfailed"]
     for v in bad + xfail + rest:  # page order, so that a repeated long text links back to its first showing
         v["body"] = _body(v["r"], v["anchor"], page)
     return render_page(

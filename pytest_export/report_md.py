@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pytest_export.records import EXPORTABLE, failure_headline, failure_of, ordered_modes, worst
+from pytest_export.records import EXPORTABLE, Record, failure_of, ordered_modes, worst
 from pytest_export.report_findings import findings_markdown
 from pytest_export.report_runtimes import runtime_tables, runtimes_markdown
 from pytest_export.report_style import MODE_ORDER, PROBLEMS, VERDICT_MARK
@@ -80,12 +80,12 @@ def _gate(gate: dict[str, Any] | None) -> list[str]:
     return out
 
 
-def _matrix(records: list[dict[str, Any]]) -> list[str]:
-    modes = ordered_modes((r["mode"] for r in records), MODE_ORDER)
-    grid: dict[str, dict[str, list[dict[str, Any]]]] = {}
+def _matrix(records: list[Record]) -> list[str]:
+    modes = ordered_modes((r.mode for r in records), MODE_ORDER)
+    grid: dict[str, dict[str, list[Record]]] = {}
     for r in records:
-        grid.setdefault(r["case"], {}).setdefault(r["mode"], []).append(r)
-    cases = sorted(grid, key=lambda c: (all(worst(v)["verdict"] == "passed" for v in grid[c].values()), c))
+        grid.setdefault(r.case, {}).setdefault(r.mode, []).append(r)
+    cases = sorted(grid, key=lambda c: (all(worst(v).verdict == "passed" for v in grid[c].values()), c))
     out = ["| case | " + " | ".join(_text(m) for m in modes) + " |", "|---|" + "---|" * len(modes)]
     for case in cases[:MAX_ROWS]:
         cells = []
@@ -95,40 +95,39 @@ def _matrix(records: list[dict[str, Any]]) -> list[str]:
                 continue
             r = worst(grid[case][m])
             failure = failure_of(r)
-            stage = f" · {_text(failure['stage'])}" if failure and r["verdict"] not in EXPORTABLE else ""
-            cells.append(f"{VERDICT_MARK.get(r['verdict'], '')} {r['verdict']}{stage}")
+            stage = f" · {_text(failure.stage)}" if failure and r.verdict not in EXPORTABLE else ""
+            cells.append(f"{VERDICT_MARK.get(r.verdict, '')} {r.verdict}{stage}")
         out.append(f"| {_code(case, 120, cell=True)} | " + " | ".join(cells) + " |")
     if len(cases) > MAX_ROWS:
         out.append(f"\n_… {len(cases) - MAX_ROWS} more cases; see the HTML/JSON report._")
     return out
 
 
-def _failures(records: list[dict[str, Any]]) -> list[str]:
-    bad = [r for r in records if r["verdict"] in PROBLEMS]
-    xfailed = sum(1 for r in records if r["verdict"] == "xfailed")
+def _failures(records: list[Record]) -> list[str]:
+    bad = [r for r in records if r.verdict in PROBLEMS]
+    xfailed = sum(1 for r in records if r.verdict == "xfailed")
     if not bad:
         return ["", "No unexpected failures." + (f" ({xfailed} expected failures.)" if xfailed else "")]
     out = ["", f"### Failures ({len(bad)})", ""]
     for r in bad[:MAX_FAILURES]:
         f = failure_of(r)
-        mark = VERDICT_MARK.get(r["verdict"], "")
+        mark = VERDICT_MARK.get(r.verdict, "")
         if not f:
-            out.append(f"- {mark} **{r['verdict']}** {_code(r['case'])} [{_text(r['mode'])}]")
+            out.append(f"- {mark} **{r.verdict}** {_code(r.case)} [{_text(r.mode)}]")
             continue
-        head = failure_headline(f, at=False)  # the source has a line of its own
-        out.append(f"- {mark} {_code(r['case'])} [{_text(r['mode'])}] — {_code(head)}")
-        src = f.get("source")
+        head = f.headline(at=False)  # the source has a line of its own
+        out.append(f"- {mark} {_code(r.case)} [{_text(r.mode)}] — {_code(head)}")
+        src = f.source
         if src:
-            out.append(f"  - at {_code(str(src['file']) + ':' + str(src['line']))}"
-                       + (f": {_code(src['code'])}" if src.get("code") else ""))
-        if f.get("hint"):
-            out.append(f"  - hint: {_text(f['hint'])}")
-        if f.get("exportdb_case"):
-            out.append(f"  - ExportDB: {_code(f['exportdb_case'])}")
-        out += explanation_markdown(r.get("outcome") or {})
-        ce = (r.get("outcome") or {}).get("counterexample")
-        if ce and ce.get("shapes"):
-            shapes = ", ".join(f"{k}={list(v)}" for k, v in ce["shapes"].items())
+            out.append(f"  - at {_code(f'{src.file}:{src.line}')}" + (f": {_code(src.code)}" if src.code else ""))
+        if f.hint:
+            out.append(f"  - hint: {_text(f.hint)}")
+        if f.exportdb_case:
+            out.append(f"  - ExportDB: {_code(f.exportdb_case)}")
+        out += explanation_markdown(r.outcome)
+        ce = r.outcome.counterexample if r.outcome is not None else None
+        if ce and ce.shapes:
+            shapes = ", ".join(f"{k}={list(v)}" for k, v in ce.shapes.items())
             out.append(f"  - counterexample: {_code(shapes)}")
     if len(bad) > MAX_FAILURES:
         out.append(f"- … {len(bad) - MAX_FAILURES} more failures; see the HTML/JSON report.")

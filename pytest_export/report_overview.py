@@ -9,6 +9,7 @@ import hashlib
 import json
 from typing import Any
 
+from pytest_export.records import Record, record_key
 from pytest_export.report_style import PROBLEMS
 
 __all__ = ["anchors", "cap", "cards", "gate_banner", "header", "record_anchor"]
@@ -30,12 +31,12 @@ def record_anchor(case: str, mode: str, index: int = 0) -> str:
     return f"r-{digest}" + (f"-{index}" if index else "")
 
 
-def anchors(records: list[dict[str, Any]]) -> list[str]:
+def anchors(records: list[Record]) -> list[str]:
     """Return each record's HTML id, in order (a repeated (case, mode) gets a numbered one)."""
     seen: dict[tuple[str, str], int] = {}
     out = []
     for r in records:
-        key = (r["case"], r["mode"])
+        key = record_key(r)
         out.append(record_anchor(*key, seen.get(key, 0)))
         seen[key] = seen.get(key, 0) + 1
     return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_export.records import Record
 from pytest_export.report_style import render_page
 
 __all__ = ["MODULE_COLUMN", "runtime_tables", "runtimes_html", "runtimes_markdown", "runtimes_section"]
@@ -19,16 +20,15 @@ _TARGET_ORDER = ("aoti", "onnx", "executorch")
 _KIND_ORDER = {"example": 0, "in range": 1}
 
 
-def runtime_tables(records: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def runtime_tables(records: list[Record]) -> dict[str, dict[str, Any]]:
     """Return ``{case or "case [device]": {"columns": [...], "rows": [{"shapes", "kind", column: verdict}]}}``."""
     tables: dict[str, dict[str, Any]] = {}
     for record in records:
-        outcome = record.get("outcome") or {}
-        rows = outcome.get("shape_table") or []
+        rows = record.outcome.shape_table if record.outcome is not None else []
         if not rows:
             continue
-        target, _, device = record["mode"].partition("-")
-        key = record["case"] if not device else f"{record['case']} [{device}]"
+        target, _, device = record.mode.partition("-")
+        key = record.case if not device else f"{record.case} [{device}]"
         table = tables.setdefault(key, {"columns": [MODULE_COLUMN], "rows": []})
         if target not in table["columns"]:
             table["columns"].append(target)

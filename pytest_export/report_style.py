@@ -7,13 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_export.records import EXPORTABLE
 from pytest_export.sanitize import shown_text
 
 __all__ = ["EXPORTABLE", "MODE_ORDER", "PROBLEMS", "VERDICT_LABEL", "VERDICT_MARK", "render_page"]
 
-#: Verdicts meaning "the model exported and behaved": xpassed exported too, its test fails only
-#: because an expectation is stale.
-EXPORTABLE = ("passed", "xpassed")
 #: Verdicts shown as failures (xfailed is expected and listed separately).
 PROBLEMS = ("failed", "error", "timeout", "crashed", "xpassed")
 

@@ -16,7 +16,7 @@ import pytest
 
 from pytest_export.gate import GateResult, Scope, compare, summary_lines, updated_baseline
 from pytest_export.marker import item_mode
-from pytest_export.records import record_key
+from pytest_export.records import Record, record_key
 from pytest_export.report import ReportError, build_report, load_report, nodeid_file, report_format, write_report
 from pytest_export.report_environment import environment, run_modes
 from pytest_export.report_paths import check_writable, fail, parse_shard, same_file, shown
@@ -190,7 +190,7 @@ class ReportingPlugin:
                 session.testsfailed += 1
         return result
 
-    def _records(self) -> list[dict[str, Any]]:
+    def _records(self) -> list[Record]:
         return list(self.config.stash.get(RECORDS, []))
 
     def _scope(self) -> Scope:
@@ -199,7 +199,7 @@ class ReportingPlugin:
         selected = set(self.config.stash.get(SELECTED, set()))
         option = self.config.option
         return Scope(
-            files=self.files | {nodeid_file(r["test"]) for r in records},
+            files=self.files | {nodeid_file(r.test) for r in records},
             modes=run_modes(self.config, records),
             # Under xdist deselection happens on the workers and is not reported back.
             deselected=None if distributed else set(self.deselected),

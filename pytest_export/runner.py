@@ -6,7 +6,6 @@ torch and hypothesis load here only when a test actually runs an export.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 import traceback
 from typing import Any
@@ -16,21 +15,21 @@ import pytest
 from exportcore.case import Case
 from exportcore.outcome import Failure, Outcome, SchemaError
 from pytest_export import explain
-from pytest_export.marker import Expectation, ExportSpec
+from pytest_export.marker import ExportSpec
 from pytest_export.options import RunOptions
-from pytest_export.records import item_case_id
+from pytest_export.records import Expectation, Record, item_case_id
 from pytest_export.sanitize import clean_text, clean_tree, shown_text
 from pytest_export.settle import junit_properties
 from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
     "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "add_record",
-    "case_from_result", "clean_outcome", "column_options", "engine_options", "error_outcome", "judge", "make_record",
+    "case_from_result", "clean_outcome", "column_options", "engine_options", "error_outcome", "judge",
     "pytest_timeout_share", "run_engine", "run_exportable", "settle_outcome", "wants_traceback", "warn_findings",
 ]
 
 #: Records produced while an item ran; attached to its report in pytest_runtest_makereport.
-ITEM_RECORDS = pytest.StashKey[list]()
+ITEM_RECORDS = pytest.StashKey[list[Record]]()
 
 
 class ExportCheckFailed(pytest.fail.Exception):  # type: ignore[misc,name-defined]
@@ -182,24 +181,6 @@ def judge(outcome: Outcome, expect: Expectation | None, show_traceback: bool,
     return verdict, ExportCheckFailed(explain.failure_text(outcome, show_traceback=show_traceback, docs=docs), headline)
 
 
-def make_record(nodeid: str, case: str, mode: str, verdict: str, expect: Expectation | None,
-                duration: float, outcome: Outcome | None, source: str = "marker") -> dict[str, Any]:
-    """Return a record dict (pytest_export.records format), every text in it encodable."""
-    record = {
-        "test": nodeid,
-        "case": case,
-        "mode": mode,
-        "verdict": verdict,
-        "expect": expect.to_dict() if expect else None,
-        "duration": round(duration, 6),
-        # Through JSON so only plain builtins cross xdist (e.g. torch.__version__ is a str subclass).
-        "outcome": json.loads(outcome.to_json()) if outcome is not None else None,
-        "source": source,
-    }
-    # Once, here: a lone surrogate in a message would break every report writer and xdist's transport.
-    return clean_tree(record)
-
-
 def clean_outcome(outcome: Outcome) -> Outcome:
     """Return ``outcome`` with every text encodable (what its failure report and record will show)."""
     data = outcome.to_dict()
@@ -208,7 +189,7 @@ def clean_outcome(outcome: Outcome) -> Outcome:
         return outcome
     try:
         return Outcome.from_dict(cleaned)
-    except SchemaError:  # a hook left something off-schema: its record is still cleaned in make_record
+    except SchemaError:  # a hook left something off-schema: Record.make names the field
         return outcome
 
 
@@ -220,7 +201,7 @@ def settle_outcome(item: pytest.Item, case: Case | None, outcome: Outcome) -> Ou
     return outcome
 
 
-def add_record(item: pytest.Item, record: dict[str, Any]) -> None:
+def add_record(item: pytest.Item, record: Record) -> None:
     """Keep a record for the item's report and set the junit properties from it."""
     item.stash.setdefault(ITEM_RECORDS, []).append(record)
     item.user_properties.extend(junit_properties(record))
@@ -253,8 +234,8 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
     outcome = settle_outcome(item, case, outcome)
     verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config),
                          docs=explain.exportdb_docs(item.config.rootpath))
-    add_record(item, make_record(item.nodeid, case_id, mode, verdict, expect,
-                                 time.perf_counter() - start, outcome))
+    add_record(item, Record.make(item.nodeid, case_id, mode, verdict, outcome, expect=expect,
+                                 duration=time.perf_counter() - start))
     if exc is not None:
         raise exc
 

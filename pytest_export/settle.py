@@ -6,37 +6,36 @@ marker, a warnings filter or another plugin can still change the test's outcome.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
 
 from exportcore.outcome import Failure
-from pytest_export.records import failure_of
-from pytest_export.sanitize import clean_text, clean_tree
+from pytest_export.records import Expectation, Record, failure_of
+from pytest_export.sanitize import clean_text
 
 __all__ = ["junit_properties", "settle_verdict"]
 
 
-def junit_properties(record: dict[str, Any]) -> list[tuple[str, str]]:
+def junit_properties(record: Record) -> list[tuple[str, str]]:
     """Return the junit properties (export_mode, export_status, export_stage, export_category) of a record."""
-    failure = failure_of(record) or {}
+    failure = failure_of(record)
     return [
-        ("export_mode", record["mode"]),
-        ("export_status", record["verdict"]),
-        ("export_stage", failure.get("stage", "")),
-        ("export_category", failure.get("category", "")),
+        ("export_mode", record.mode),
+        ("export_status", record.verdict),
+        ("export_stage", failure.stage if failure else ""),
+        ("export_category", failure.category if failure else ""),
     ]
 
 
-def settle_verdict(item: pytest.Item, record: dict[str, Any], report: pytest.TestReport, excinfo: Any) -> None:
+def settle_verdict(item: pytest.Item, record: Record, report: pytest.TestReport, excinfo: Any) -> None:
     """Make a marker test's record say what pytest reported for it (after xfail handling).
 
     pytest's own ``xfail`` marker turns a failing export into XFAIL and a passing one into
     XPASS; another plugin or a warnings filter can fail a test whose export passed. The
     record, and so the matrix, the reports and the gate, follow pytest.
     """
-    verdict = record["verdict"]
+    verdict = record.verdict
     xfail = getattr(report, "wasxfail", None)
     if report.skipped:
         settled = "xfailed" if xfail is not None else "skipped"
@@ -49,18 +48,18 @@ def settle_verdict(item: pytest.Item, record: dict[str, Any], report: pytest.Tes
     if settled == verdict:
         return
     old = junit_properties(record)
-    record["verdict"] = settled
-    if xfail is not None and record.get("expect") is None:
-        record["expect"] = {"reason": clean_text(f"pytest.mark.xfail: {xfail}".rstrip(": ")), "category": None}
-    outcome = record.get("outcome")
-    if settled == "failed" and outcome is not None and not outcome.get("failure"):
+    record.verdict = settled
+    if xfail is not None and record.expect is None:
+        record.expect = Expectation(clean_text(f"pytest.mark.xfail: {xfail}".rstrip(": ")))
+    outcome = record.outcome
+    if settled == "failed" and outcome is not None and outcome.failure is None:
         exc_type = excinfo.typename if excinfo is not None else "Failed"
-        text = str(excinfo.value) if excinfo is not None else str(report.longrepr)
+        text = clean_text(str(excinfo.value) if excinfo is not None else str(report.longrepr))
         first = (text.strip().splitlines() or [exc_type])[0]
-        outcome["failure"] = clean_tree(dataclasses.asdict(Failure(
-            stage="test", category="test", exc_type=exc_type, message=first, detail=text,
+        outcome.failure = Failure(
+            stage="test", category="test", exc_type=clean_text(exc_type), message=first, detail=text,
             hint="the export passed, but pytest failed the test (a hook, fixture or warnings filter)",
-        )))
+        )
     # junit takes the properties from the item (teardown report); this report holds a copy.
     for props in (item.user_properties, report.user_properties):
         _replace(props, old, junit_properties(record))

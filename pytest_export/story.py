@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from exportcore.outcome import Explanation, Outcome, SpecFix
+from exportcore.outcome import Outcome, SpecFix
 
 __all__ = ["fix_status", "explanation_lines", "rewrite_lines", "explanation_markdown", "explanation_rows"]
 
@@ -85,9 +85,9 @@ def _snippet(case: str | None) -> Any:
         return None
 
 
-def explanation_markdown(outcome: dict[str, Any]) -> list[str]:
-    """Return Markdown list items (two-space indented) for a record's outcome dict."""
-    ex = _load(outcome) if (outcome or {}).get("explanation") else None
+def explanation_markdown(outcome: Outcome | None) -> list[str]:
+    """Return Markdown list items (two-space indented) for a record's outcome."""
+    ex = outcome.explanation if outcome is not None else None
     if ex is None:
         return []
     out: list[str] = []
@@ -111,13 +111,13 @@ def _md(text: str) -> str:
     return f"`{text}`"
 
 
-def explanation_rows(outcome: dict[str, Any], case: str | None = None) -> list[tuple[str, str, Any]]:
-    """Return (label, kind, data) rows for a record's outcome dict: rewrite, fix, submodules, issues (HTML report)."""
+def explanation_rows(outcome: Outcome | None, case: str | None = None) -> list[tuple[str, str, Any]]:
+    """Return (label, kind, data) rows for a record's outcome: rewrite, fix, submodules, issues (HTML report)."""
     rows: list[tuple[str, str, Any]] = []
     snippet = _snippet(case)
     if snippet is not None:
         rows.append(("supported rewrite", "rewrite", snippet))
-    ex = _load(outcome) if (outcome or {}).get("explanation") else None
+    ex = outcome.explanation if outcome is not None else None
     if ex is None:
         return rows
     if ex.fix is not None:
@@ -129,13 +129,3 @@ def explanation_rows(outcome: dict[str, Any], case: str | None = None) -> list[t
     if ex.issues:
         rows.append(("all issues", "issues", ex.issues))
     return rows
-
-
-def _load(outcome: dict[str, Any]) -> Explanation | None:
-    # One codec: the outcome's own (reports hold validated outcomes; a bad one shows no explanation).
-    from exportcore.outcome import SchemaError
-
-    try:
-        return Outcome.from_dict(outcome).explanation
-    except SchemaError:
-        return None

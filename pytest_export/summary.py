@@ -1,14 +1,14 @@
 """The terminal summary: a cases x modes matrix, failure categories, slowest exports.
 
-Pure computation over record dicts (pytest_export.records); returns lines to print.
+Pure computation over records (pytest_export.records); returns lines to print.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
-from pytest_export.records import failure_of, ordered_modes
+from pytest_export.records import Record, failure_of, ordered_modes
 
 __all__ = ["MARKS", "summary_lines"]
 
@@ -29,7 +29,7 @@ MAX_ROWS = 30
 _QUIET = {".", "x", "s", _NOT_RUN}
 
 
-def summary_lines(records: Iterable[dict[str, Any]], mode_order: Sequence[str] = (), *,
+def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
                   max_rows: int | None = MAX_ROWS) -> list[str]:
     """Return the summary lines for these records (empty if there are none).
 
@@ -39,13 +39,13 @@ def summary_lines(records: Iterable[dict[str, Any]], mode_order: Sequence[str] =
     records = list(records)
     if not records:
         return []
-    modes = ordered_modes((r["mode"] for r in records), mode_order)
+    modes = ordered_modes((r.mode for r in records), mode_order)
     cells: dict[str, dict[str, str]] = {}
     for r in records:
-        row = cells.setdefault(r["case"], {})
-        mark = MARKS.get(r["verdict"], "?")
+        row = cells.setdefault(r.case, {})
+        mark = MARKS.get(r.verdict, "?")
         # Several records for one cell (export_check called twice) show the worst.
-        row[r["mode"]] = _worst(row.get(r["mode"]), mark)
+        row[r.mode] = _worst(row.get(r.mode), mark)
     cases = sorted(cells)
     folded = 0
     if max_rows is not None and len(cases) > max_rows:
@@ -61,31 +61,31 @@ def summary_lines(records: Iterable[dict[str, Any]], mode_order: Sequence[str] =
         lines.append(f"(+{folded} cases that passed or failed as expected in every mode; -v shows them)")
     legend = [f"{mark} {verdict}" for verdict, mark in MARKS.items()] + [f"{_NOT_RUN} not run"]
     lines.append("legend: " + "  ".join(legend))
-    lines.append("verdicts: " + ", ".join(f"{n} {v}" for v, n in _count(r["verdict"] for r in records))
+    lines.append("verdicts: " + ", ".join(f"{n} {v}" for v, n in _count(r.verdict for r in records))
                  + _fixture_note(records))
     categories = _count(
-        failure.get("category", "?")
+        failure.category
         for r in records
-        if r["verdict"] not in ("passed", "skipped") and (failure := failure_of(r))
+        if r.verdict not in ("passed", "skipped") and (failure := failure_of(r))
     )
     if categories:
         lines.append("failure categories: " + ", ".join(f"{cat} {n}" for cat, n in categories))
-    findings = _count(f.get("kind", "?") for r in records for f in (r["outcome"] or {}).get("findings") or [])
+    findings = _count(f.kind for r in records if r.outcome is not None for f in r.outcome.findings)
     if findings:
         lines.append("findings: " + ", ".join(f"{kind} {n}" for kind, n in findings)
                      + " (see the warnings summary or the report)")
-    slowest = sorted(records, key=lambda r: (-float(r.get("duration") or 0.0), r["test"]))[:_SLOWEST]
+    slowest = sorted(records, key=lambda r: (-r.duration, r.test))[:_SLOWEST]
     lines.append(f"slowest exports ({len(slowest)}):")
-    lines.extend(f"  {float(r['duration']):7.2f}s  {r['test']}" for r in slowest)
+    lines.extend(f"  {r.duration:7.2f}s  {r.test}" for r in slowest)
     return lines
 
 
-def _fixture_note(records: list[dict[str, Any]]) -> str:
+def _fixture_note(records: list[Record]) -> str:
     # Verdicts count (case, mode) results; pytest counts tests. export_check makes them differ.
-    fixture = [r for r in records if r.get("source") == "fixture"]
+    fixture = [r for r in records if r.source == "fixture"]
     if not fixture:
         return ""
-    tests = len({r["test"] for r in fixture})
+    tests = len({r.test for r in fixture})
     return (f" (one per case and mode: {len(fixture)} from export_check calls in {tests} "
             f"test{'s' if tests != 1 else ''}, which pytest counts once each)")
 

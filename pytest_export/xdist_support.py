@@ -2,8 +2,9 @@
 
 How results travel:
 - each exportable test's records ride on its TestReport as ``report.export_records``
-  (a list of plain dicts; xdist serializes report attributes as JSON builtins) and the
-  controller collects them in ``pytest_runtest_logreport``, serial or distributed alike;
+  (``Record.to_dict()`` each: xdist serializes report attributes as JSON builtins) and the
+  controller decodes them (``Record.from_dict``) in ``pytest_runtest_logreport``, serial or
+  distributed alike;
 - the controller does not collect tests under xdist, so each worker publishes the
   (case, mode) keys it selected (after -k / -m) in ``workeroutput["export_selected"]``
   and the controller joins them in ``pytest_testnodedown``; every worker collects the
@@ -21,7 +22,7 @@ import pytest
 
 from pytest_export.journal import crashed_record as journal_crashed_record
 from pytest_export.journaling import crashed_inflight
-from pytest_export.records import split_mode
+from pytest_export.records import Record, record_key, split_mode
 from pytest_export.session_state import SELECTED
 from pytest_export.threads import header_line
 
@@ -53,7 +54,7 @@ def mode_of(nodeid: str, modes: Sequence[str]) -> str | None:
     return None
 
 
-def crashed_record(nodeid: str, mode: str, message: str) -> dict[str, Any]:
+def crashed_record(nodeid: str, mode: str, message: str) -> Record:
     """Return a record for a marker test whose worker died while running it."""
     return journal_crashed_record(nodeid, split_mode(nodeid, mode), mode, message)
 
@@ -82,9 +83,9 @@ class XdistController:
             records.append(crashed_record(crashitem, mode, message))
         if not records:
             return
-        report.export_records = records  # type: ignore[attr-defined]
+        report.export_records = [r.to_dict() for r in records]  # type: ignore[attr-defined]
         for record in records:
-            self.config.stash[SELECTED].add((record["case"], record["mode"]))
+            self.config.stash[SELECTED].add(record_key(record))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

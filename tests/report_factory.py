@@ -1,8 +1,6 @@
-"""Synthetic records for the report, gate and merge tests (plain dicts, as the plugin makes them)."""
+"""Synthetic records for the report, gate and merge tests (typed, through the plugin's one constructor)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from exportcore.outcome import (
     Counterexample,
@@ -13,6 +11,7 @@ from exportcore.outcome import (
     Outcome,
     SourceLocation,
 )
+from pytest_export.records import Expectation, Record
 
 STATUS = {"passed": "passed", "xpassed": "passed", "xfailed": "failed", "failed": "failed",
           "error": "error", "timeout": "timeout", "crashed": "crashed", "skipped": "skipped"}
@@ -26,10 +25,10 @@ def make_record(
     message: str = "Could not guard on data-dependent expression u0 > 0",
     category: str = "data-dependent",
     stage: str = "capture",
-    expect: dict[str, Any] | None = None,
+    expect: Expectation | None = None,
     duration: float = 0.5,
-) -> dict[str, Any]:
-    """Return one record dict; failing verdicts carry a fully populated Failure."""
+) -> Record:
+    """Return one record; failing verdicts carry a fully populated Failure."""
     file = case.split("::")[0]
     base, _, params = case.partition("[")
     test = f"{base}[{params[:-1]}-{mode}]" if params else f"{case}[{mode}]"
@@ -54,12 +53,11 @@ def make_record(
         outcome.findings = [Finding(kind="specialized", severity="warning", message="batch specialized to 4",
                                     input="args[0]")]
     if expect is None and verdict in ("xfailed", "xpassed"):
-        expect = {"reason": "data-dependent control flow", "category": category}
-    return {"test": test, "case": case, "mode": mode, "verdict": verdict, "expect": expect,
-            "duration": duration, "outcome": outcome.to_dict()}
+        expect = Expectation("data-dependent control flow", category)
+    return Record.make(test, case, mode, verdict, outcome, expect=expect, duration=duration)
 
 
-def sample_records() -> list[dict[str, Any]]:
+def sample_records() -> list[Record]:
     """Return a small run: one failing case, one expected failure, the rest passing."""
     return [
         make_record("tests/test_a.py::test_mlp", "strict"),

@@ -119,7 +119,7 @@ def test_updated_baseline_keeps_unchecked_keys_and_drops_vanished():
     scope = Scope(files={"tests/test_b.py"}, deselected=set())
     result = compare(base, now["records"], scope)
     new = updated_baseline(base, now, result)
-    verdicts = {(r["case"], r["mode"]): r["verdict"] for r in new["records"]}
+    verdicts = {(r.case, r.mode): r.verdict for r in new["records"]}
     # test_a.py was not collected: its keys stay; B training was skipped: its baseline stays; B strict is now failed.
     assert verdicts == {(A, "strict"): "passed", (A, "training"): "passed", (B, "strict"): "failed",
                         (B, "training"): "passed"}

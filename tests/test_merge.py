@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -23,9 +24,9 @@ def content(report):
     out = {k: v for k, v in report.items() if k not in ("environment", "scope")}
     out["records"] = []
     for r in report["records"]:
-        r = dict(r, duration=0.0)
-        if r["outcome"]:
-            r["outcome"] = dict(r["outcome"], timings={})
+        r = dataclasses.replace(r, duration=0.0)
+        if r.outcome:
+            r.outcome = dataclasses.replace(r.outcome, timings={})
         out["records"].append(r)
     return out
 
@@ -38,8 +39,8 @@ def shard(records, files):
 def test_merging_file_shards_equals_the_unsharded_report():
     records = sample_records()
     whole = shard(records, {"tests/test_a.py", "tests/test_b.py"})
-    a = shard([r for r in records if r["case"].startswith("tests/test_a.py")], {"tests/test_a.py"})
-    b = shard([r for r in records if r["case"].startswith("tests/test_b.py")], {"tests/test_b.py"})
+    a = shard([r for r in records if r.case.startswith("tests/test_a.py")], {"tests/test_a.py"})
+    b = shard([r for r in records if r.case.startswith("tests/test_b.py")], {"tests/test_b.py"})
     merged = merge_reports([("b.json", b), ("a.json", a)])
     assert not merged.duplicates and not merged.conflicts
     assert content(merged.report) == content(whole)
@@ -49,9 +50,9 @@ def test_merging_file_shards_equals_the_unsharded_report():
 
 def test_same_verdict_twice_is_a_duplicate_kept_once():
     rec = make_record(A, "strict")
-    merged = merge_reports([("1.json", build_report([rec])), ("2.json", build_report([dict(rec, duration=9.0)]))])
+    merged = merge_reports([("1.json", build_report([rec])), ("2.json", build_report([dataclasses.replace(rec, duration=9.0)]))])
     assert [(d["case"], d["mode"], d["sources"]) for d in merged.duplicates] == [(A, "strict", ["1.json", "2.json"])]
-    assert len(merged.report["records"]) == 1 and merged.report["records"][0]["duration"] == 0.5
+    assert len(merged.report["records"]) == 1 and merged.report["records"][0].duration == 0.5
 
 
 def test_different_verdicts_conflict_and_the_failing_record_is_kept():
@@ -59,7 +60,7 @@ def test_different_verdicts_conflict_and_the_failing_record_is_kept():
                             ("2.json", build_report([make_record(A, "strict", "failed")]))])
     assert merged.conflicts == [{"case": A, "mode": "strict", "sources": ["1.json", "2.json"],
                                  "verdicts": {"1.json": ["passed"], "2.json": ["failed"]}}]
-    assert [r["verdict"] for r in merged.report["records"]] == ["failed"]
+    assert [r.verdict for r in merged.report["records"]] == ["failed"]
 
 
 def test_merge_gates_the_union_and_knows_what_each_shard_collected():
@@ -129,7 +130,7 @@ def test_cli_exits_2_on_a_conflict_unless_allowed(files, capsys):
     err = capsys.readouterr().err
     assert f"conflicting records for {A} [strict]" in err and not out.exists()
     assert main(["merge", p["ok_a"], p["bad_a"], "--allow-conflicts", "-o", str(out)]) == 0
-    assert [r["verdict"] for r in load_report(out)["records"]] == ["failed"]
+    assert [r.verdict for r in load_report(out)["records"]] == ["failed"]
 
 
 def test_cli_warns_on_duplicates(files, capsys):
@@ -174,7 +175,7 @@ def test_python_dash_m_entry_point(files):
 
 
 def _sharded(records, index, count):
-    scope = Scope(files={nodeid_file(r["test"]) for r in records}, deselected=set()).to_dict()
+    scope = Scope(files={nodeid_file(r.test) for r in records}, deselected=set()).to_dict()
     return build_report(records, scope={**scope, "shard": [index, count]})
 
 
@@ -192,7 +193,7 @@ def test_a_missing_shard_report_fails_the_gate_with_its_keys_missing(files, caps
     write_report(build_report(BASE3), base)
     paths = []
     for i, record in enumerate(BASE3[:2], start=1):  # shard 3 crashed before writing its report
-        report = _sharded([record], i, 3) if declared == "shard_scopes" else shard([record], {nodeid_file(record["test"])})
+        report = _sharded([record], i, 3) if declared == "shard_scopes" else shard([record], {nodeid_file(record.test)})
         paths.append(str(tmp / f"s{i}.json"))
         write_report(report, paths[-1])
     extra = ["--shards", "3"] if declared == "cli_count" else []

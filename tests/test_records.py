@@ -1,28 +1,33 @@
-"""pytest_export.records: the helpers every reader of records (reports, gate, merge, diff) shares."""
+"""pytest_export.records: the one record type, its constructor and codec, and the helpers every reader shares."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
+import pytest
+from report_factory import make_record
+
+from exportcore.codec import SchemaError
 from exportcore.outcome import Failure, Outcome, SourceLocation
-from pytest_export.records import failure_headline, failure_of, ordered_modes, worst
+from pytest_export.records import Expectation, Record, failure_of, ordered_modes, record_key, worst
 
 
-def _record(verdict: str, failure: Failure | None = None, mode: str = "strict") -> dict:
+def _record(verdict: str, failure: Failure | None = None, mode: str = "strict") -> Record:
     outcome = Outcome(case_id="t.py::c", mode=mode, status="failed" if failure else "passed", failure=failure)
-    return {"test": f"t.py::c[{mode}]", "case": "t.py::c", "mode": mode, "verdict": verdict,
-            "outcome": outcome.to_dict()}
+    return Record.make(f"t.py::c[{mode}]", "t.py::c", mode, verdict, outcome)
 
 
 def test_a_records_headline_is_the_failures_own():
     failure = Failure(stage="capture", category="data-dependent", exc_type="UserError", message="branch on x",
                       source=SourceLocation("m.py", 12, "forward", "if x.sum() > 0:"))
     record = _record("failed", failure)
-    assert failure_of(record) is not None
-    assert failure_headline(failure_of(record)) == failure.headline()
-    assert failure_headline(failure_of(record), at=False) == "[capture] data-dependent: UserError: branch on x"
-    assert failure_of(_record("passed")) is None and failure_of({"outcome": None}) is None
+    assert failure_of(record) == failure
+    assert failure_of(record).headline() == "[capture] data-dependent: UserError: branch on x at m.py:12"
+    assert failure_of(record).headline(at=False) == "[capture] data-dependent: UserError: branch on x"
+    assert failure_of(_record("passed")) is None
+    assert failure_of(Record.make("t", "c", "strict", "error", None)) is None
 
 
 def test_the_worst_record_speaks_for_its_key():
@@ -30,13 +35,68 @@ def test_the_worst_record_speaks_for_its_key():
     failed, crashed = _record("failed"), _record("crashed")
     assert worst([passed, failed, crashed]) is failed
     assert worst([xpassed, passed]) is xpassed  # both exported: the first stands
-    assert worst([passed, _record("skipped")])["verdict"] == "skipped"  # not run is not exported
+    assert worst([passed, _record("skipped")]).verdict == "skipped"  # not run is not exported
+    assert record_key(failed) == ("t.py::c", "strict")
 
 
 def test_known_modes_come_first_in_their_order_then_the_others_sorted():
     assert ordered_modes(["zeta", "training", "strict", "aoti", "strict"], ("strict", "non_strict", "training")) == [
         "strict", "training", "aoti", "zeta",
     ]
+
+
+def test_a_record_round_trips_through_json_exactly():
+    record = make_record("tests/t.py::test_x[4]", "training", "xfailed")  # failure, findings, counterexample
+    data = json.loads(json.dumps(record.to_dict()))
+    assert sorted(data) == ["case", "duration", "expect", "mode", "outcome", "source", "test", "verdict"]
+    assert data["expect"] == {"reason": "data-dependent control flow", "category": "data-dependent"}
+    assert Record.from_dict(data) == record
+    assert Record.from_dict(data).to_dict() == data
+
+
+def test_a_bad_verdict_is_refused_naming_the_field():
+    data = make_record().to_dict()
+    data["verdict"] = "great"
+    with pytest.raises(SchemaError, match=r"records\[2\]\.verdict must be one of .*got 'great'"):
+        Record.from_dict(data, "records[2]")
+    with pytest.raises(SchemaError, match="verdict must be one of"):
+        Record.make("t", "c", "strict", "great", None)
+
+
+@pytest.mark.parametrize(("mutate", "message"), [
+    (lambda d: d["outcome"]["failure"].update(stage=3), "records[3].outcome.failure.stage must be str, got int"),
+    (lambda d: d.update(duration="1s"), "records[3].duration must be float, got str"),
+    (lambda d: d.update(expect={"reason": 1}), "records[3].expect.reason must be str, got int"),
+    (lambda d: d.update(expect="xfail"), "records[3].expect must be an object or null, got str"),
+    (lambda d: d.update(source="elsewhere"), "records[3].source must be one of ('marker', 'fixture')"),
+    (lambda d: d.pop("test"), "records[3]: missing field(s) ['test']"),
+    (lambda d: d.update(extra=1), "records[3]: unknown field(s) ['extra']"),
+    (lambda d: d["outcome"].update(schema=2), "records[3].outcome: schema 2 is not supported (expected 1)"),
+])
+def test_a_wrong_record_names_the_field_path(mutate, message):
+    data = make_record(verdict="failed").to_dict()
+    mutate(data)
+    with pytest.raises(SchemaError) as info:
+        Record.from_dict(data, "records[3]")
+    assert message in str(info.value)
+
+
+def test_optional_fields_default_as_older_records_left_them_out():
+    record = Record.from_dict({"test": "t", "case": "c", "mode": "strict", "verdict": "passed", "duration": 1})
+    assert (record.expect, record.outcome, record.source, record.duration) == (None, None, "marker", 1.0)
+
+
+def test_make_leaves_every_text_encodable_and_narrows_builtin_subclasses():
+    class Version(str):  # torch.__version__ is a str subclass execnet cannot send
+        pass
+
+    outcome = Outcome(case_id="c", mode="strict", status="failed", torch_version=Version("2.14.1"),
+                      failure=Failure(stage="capture", category="other", exc_type="E", message="bad \udcff byte"))
+    record = Record.make("t", "c", "strict", "failed", outcome, expect=Expectation("why"), duration=0.1234567891)
+    assert type(record.outcome.torch_version) is str
+    assert record.outcome.failure.message == "bad \\udcff byte"
+    assert record.duration == 0.123457
+    json.dumps(record.to_dict()).encode("utf-8")
 
 
 def test_reading_records_imports_neither_pytest_nor_torch():

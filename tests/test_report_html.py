@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 import pytest
 from report_factory import make_record, sample_records
 
+from exportcore.outcome import Finding
 from pytest_export.report import build_report
 from pytest_export.report_html import record_anchor, render_html
 
@@ -176,12 +177,12 @@ EVIL = "<script>alert('x')</script>"
 def test_user_and_exception_text_is_escaped(where):
     case = f"tests/test_x.py::test_evil[{EVIL}]" if where == "case" else "tests/test_x.py::test_evil"
     record = make_record(case, "strict", "failed", message=EVIL if where == "message" else "boom")
-    failure = record["outcome"]["failure"]
+    failure = record.outcome.failure
     if where == "hint":
-        failure["hint"] = EVIL
+        failure.hint = EVIL
     if where == "code":
-        record["outcome"]["graph"]["code"] = EVIL
-        failure["source"]["code"] = EVIL
+        record.outcome.graph.code = EVIL
+        failure.source.code = EVIL
     env = {"python": EVIL} if where == "environment" else {}
     html = render_html(build_report([record], environment=env))
     root = parse(html)
@@ -216,7 +217,7 @@ def test_gate_regressions_are_shown_first_and_link_to_details():
 
 def test_long_graph_code_is_capped():
     record = make_record()
-    record["outcome"]["graph"]["code"] = "x = 1\n" * 100_000
+    record.outcome.graph.code = "x = 1\n" * 100_000
     html = render_html(build_report([record]))
     assert len(html) < 100_000 and "more characters cut" in html
 
@@ -229,7 +230,7 @@ def test_empty_report_renders():
 def test_control_characters_and_lone_surrogates_never_reach_the_page():
     message = "open caf\udce9.bin: \x1b[31mred\x1b[0m \x00\x07 done"
     record = make_record("tests/test_x.py::test_ctl", "strict", "failed", message=message)
-    record["outcome"]["failure"]["traceback"] = "frame\x1b[1m bold\x1b[0m\n\x08back"
+    record.outcome.failure.traceback = "frame\x1b[1m bold\x1b[0m\n\x08back"
     html = render_html(build_report([record]))
     html.encode("utf-8")  # writable
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", html)
@@ -254,8 +255,8 @@ def test_all_results_lists_every_record_and_failures_link_to_their_details(page)
 
 def test_findings_have_a_section_with_their_case_and_a_card():
     records = sample_records()
-    records[1]["outcome"]["findings"] = [
-        {"kind": "size01_accepted", "severity": "warning", "message": "size 1 accepted for batch", "input": "args[0]"}]
+    records[1].outcome.findings = [
+        Finding(kind="size01_accepted", severity="warning", message="size 1 accepted for batch", input="args[0]")]
     root = parse(render_html(build_report(records)))
     section = by_id(root)["findings"]
     assert section.text() == "Findings (4)"
@@ -282,7 +283,7 @@ def test_a_long_message_repeated_across_records_is_shown_once():
 
 def test_no_op_histogram_section_without_exported_graphs():
     record = make_record("tests/t.py::test_a", "strict", "error", stage="eager", category="eager")
-    record["outcome"]["graph"] = None
+    record.outcome.graph = None
     root = parse(render_html(build_report([record])))
     assert "ops" not in by_id(root)
     assert "Op histogram" not in root.text()
@@ -290,7 +291,7 @@ def test_no_op_histogram_section_without_exported_graphs():
 
 def test_exportdb_case_links_to_its_docs_page_when_the_docs_are_built(tmp_path):
     record = make_record("tests/t.py::test_a", "strict", "failed")
-    record["outcome"]["failure"]["exportdb_case"] = "reshape_specializes_dim"
+    record.outcome.failure.exportdb_case = "reshape_specializes_dim"
     plain = parse(render_html(build_report([record])))
     assert not any("reshape_specializes_dim" in a.attrs.get("href", "") for a in plain.iter("a"))
     root = parse(render_html(build_report([record], environment={"exportdb_docs": str(tmp_path)})))
@@ -302,24 +303,23 @@ HOSTILE = "<script>alert('x')</script>\" onmouseover=\"alert(1)\" &amp; 'q'"
 
 
 def test_hostile_text_in_every_section_is_shown_as_text():
-    from exportcore.outcome import DraftIssue, Explanation, Outcome, SpecFix, SubmoduleFailure
+    from exportcore.outcome import Counterexample, DraftIssue, Explanation, SpecFix, SubmoduleFailure
+    from pytest_export.records import Expectation
 
     record = make_record(f"tests/t.py::test_x[{HOSTILE}]", f"strict{HOSTILE}", "failed", message=HOSTILE,
-                         category=HOSTILE, stage=HOSTILE, expect={"reason": HOSTILE, "category": HOSTILE})
-    outcome = Outcome.from_dict(record["outcome"])
-    outcome.explanation = Explanation(
+                         category=HOSTILE, stage=HOSTILE, expect=Expectation(HOSTILE, HOSTILE))
+    o = record.outcome
+    o.explanation = Explanation(
         fix=SpecFix(status="verified", dynamic_shapes=HOSTILE, origin=HOSTILE),
         submodules=[SubmoduleFailure(path=HOSTILE, module_type=HOSTILE, category=HOSTILE, message=HOSTILE)],
         issues=[DraftIssue(kind=HOSTILE, message=HOSTILE, location=HOSTILE, code=HOSTILE, suggestion=HOSTILE)])
-    record["outcome"] = outcome.to_dict()
-    o = record["outcome"]
-    o["findings"] = [{"kind": HOSTILE, "severity": HOSTILE, "message": HOSTILE, "input": HOSTILE}]
-    o["declared"], o["notes"] = {HOSTILE: HOSTILE}, [HOSTILE]
-    o["counterexample"] = {"shapes": {HOSTILE: [1]}, "message": HOSTILE, "reproduce": HOSTILE}
-    o["graph"]["op_histogram"] = {HOSTILE: 1}
-    o["shape_table"] = [{"shapes": HOSTILE, "kind": HOSTILE, ".module()": HOSTILE}]
+    o.findings = [Finding(kind=HOSTILE, severity=HOSTILE, message=HOSTILE, input=HOSTILE)]
+    o.declared, o.notes = {HOSTILE: HOSTILE}, [HOSTILE]
+    o.counterexample = Counterexample(shapes={HOSTILE: [1]}, message=HOSTILE, reproduce=HOSTILE)
+    o.graph.op_histogram = {HOSTILE: 1}
+    o.shape_table = [{"shapes": HOSTILE, "kind": HOSTILE, ".module()": HOSTILE}]
     gate = {"baseline": HOSTILE, "failed": True, "regressions": [
-        {"case": record["case"], "mode": record["mode"], "before": HOSTILE, "after": HOSTILE, "headline": HOSTILE}]}
+        {"case": record.case, "mode": record.mode, "before": HOSTILE, "after": HOSTILE, "headline": HOSTILE}]}
     html = render_html(build_report([record], environment={HOSTILE: HOSTILE}, gate=gate))
     root = parse(html)
     assert not any(n.tag == "script" for n in root.iter())

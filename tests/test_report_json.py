@@ -16,6 +16,7 @@ from pytest_export.report import (
     atomic_write,
     build_report,
     load_report,
+    render,
     report_format,
     write_report,
 )
@@ -29,10 +30,11 @@ def test_json_round_trip_keeps_every_record_and_outcome(tmp_path):
     loaded = load_report(path)
     assert loaded == report
     assert loaded["schema"] == "pytest-export-report" and loaded["version"] == 1 and loaded["complete"] is True
-    keys = [(r["case"], r["mode"]) for r in loaded["records"]]
+    keys = [(r.case, r.mode) for r in loaded["records"]]
     assert keys == sorted(keys) and len(keys) == len(records)
-    for r in loaded["records"]:
-        assert Outcome.from_dict(r["outcome"]).to_dict() == r["outcome"]
+    document = json.loads(path.read_text())
+    for r, data in zip(loaded["records"], document["records"]):
+        assert Outcome.from_dict(data["outcome"]).to_dict() == data["outcome"] == r.outcome.to_dict()
 
 
 def test_summary_counts_verdicts_categories_and_modes():
@@ -57,7 +59,7 @@ def test_summary_counts_verdicts_categories_and_modes():
     ],
 )
 def test_invalid_report_names_file_and_field(tmp_path, mutate, words):
-    data = build_report(sample_records())
+    data = json.loads(render(build_report(sample_records()), ".json"))
     mutate(data)
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(data))

@@ -32,7 +32,7 @@ def test_summary_matrix_and_failures():
 
 def test_html_and_table_breaking_text_is_escaped():
     record = make_record("tests/t.py::test_x[a|b]", "strict", "failed", message="<script>x</script> | `tick`")
-    record["outcome"]["failure"]["hint"] = "use <b>this</b>"
+    record.outcome.failure.hint = "use <b>this</b>"
     md = render_markdown(build_report([record]))
     # Code spans show HTML literally; everywhere else a raw tag would be rendered by GitHub.
     outside_code = re.sub(r"(`+).*?\1", "", md)
@@ -93,7 +93,7 @@ INJECT = "a `` </code><img src=x onerror=alert(1)> `` b ` <i>c</i> ``` d"
 
 def test_backticks_in_a_message_cannot_close_its_code_span_and_inject_html():
     record = make_record("tests/t.py::test_x", "strict", "failed", message=INJECT)
-    record["outcome"]["failure"]["source"]["code"] = INJECT
+    record.outcome.failure.source.code = INJECT
     md = render_markdown(build_report([record]))
     assert "<img src=x" in md  # shown, as code
     for line in md.splitlines():
@@ -103,7 +103,7 @@ def test_backticks_in_a_message_cannot_close_its_code_span_and_inject_html():
 def test_control_characters_and_lone_surrogates_never_reach_markdown():
     message = "open caf\udce9.bin: \x1b[31mred\x1b[0m \x00\x07 done"
     record = make_record("tests/t.py::test_x", "strict", "failed", message=message)
-    record["outcome"]["failure"]["hint"] = "bell \x07 here"
+    record.outcome.failure.hint = "bell \x07 here"
     md = render_markdown(build_report([record]))
     md.encode("utf-8")  # writable
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", md)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from exportcore.outcome import Outcome
+from pytest_export.records import Record
 from pytest_export.report_md import render_markdown
 from pytest_export.report_runtimes import runtime_tables, runtimes_html
 
 
-def record(mode: str, rows: list[dict[str, str]], case: str = "t.py::test_m") -> dict:
-    return {"test": f"{case}[{mode}]", "case": case, "mode": mode, "verdict": "passed", "expect": None,
-            "duration": 0.1, "outcome": {"shape_table": rows}}
+def record(mode: str, rows: list[dict[str, str]], case: str = "t.py::test_m") -> Record:
+    return Record.make(f"{case}[{mode}]", case, mode, "passed", Outcome(case, mode, shape_table=rows), duration=0.1)
 
 
 ONNX = [{"shapes": "args[0]=[4, 4]", "kind": "example", ".module()": "accepted", "onnx": "accepted"},

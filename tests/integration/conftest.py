@@ -22,7 +22,8 @@ def pytest_sessionfinish(session):
     config = session.config
     if hasattr(config, "workerinput"):
         return
-    data = {"records": config.stash[RECORDS], "selected": sorted(map(list, config.stash[SELECTED]))}
+    records = [r.to_dict() for r in config.stash[RECORDS]]  # typed in memory, JSON in the dump
+    data = {"records": records, "selected": sorted(map(list, config.stash[SELECTED]))}
     (config.rootpath / "records.json").write_text(json.dumps(data, sort_keys=True, indent=1))
 '''
 

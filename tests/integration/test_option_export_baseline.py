@@ -100,7 +100,7 @@ def test_update_from_a_partial_run_keeps_the_keys_it_did_not_run(project, canned
     result = project.runpytest("--export-baseline=base.json", "--export-baseline-update", "-k", "test_canned_b")
     result.assert_outcomes(failed=1, deselected=2)  # the test fails; the gate does not add to it
     result.stdout.fnmatch_lines(["*(not failing: --export-baseline-update records these as the new baseline)*"])
-    verdicts = {(r["case"], r["mode"]): r["verdict"] for r in load_report(baseline)["records"]}
+    verdicts = {(r.case, r.mode): r.verdict for r in load_report(baseline)["records"]}
     assert verdicts == {("test_m.py::test_canned_a", "strict"): "passed",
                         ("test_m.py::test_canned_a", "non_strict"): "passed",
                         ("test_m.py::test_canned_b", "strict"): "failed"}

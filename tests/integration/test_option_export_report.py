@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 import pytest
 
 from pytest_export.__main__ import main
-from pytest_export.report import load_report
+from pytest_export.report import load_report, report_document
 
 REAL = """
 import pytest
@@ -45,6 +45,11 @@ def parse_html(text: str) -> Tags:
     return tags
 
 
+def read_report(path) -> dict:
+    """Return a report file validated by the loader, in its on-disk (JSON) form."""
+    return report_document(load_report(path))
+
+
 def content(report: dict) -> dict:
     """Return a report without what legitimately differs between runs (environment, timings)."""
     out = {k: v for k, v in report.items() if k not in ("environment", "scope")}
@@ -64,7 +69,7 @@ def test_json_html_and_markdown_from_a_real_session(project):
     result.assert_outcomes(passed=2, failed=1, xfailed=1)
     result.stdout.fnmatch_lines(["export report: *r.json", "export report: *r.html", "export report: *r.md"])
 
-    report = load_report(project.path / "out" / "r.json")
+    report = read_report(project.path / "out" / "r.json")
     assert report["complete"] is True
     assert [(r["case"], r["mode"], r["verdict"]) for r in report["records"]] == [
         ("test_m.py::test_branch", "non_strict", "xfailed"),
@@ -97,7 +102,7 @@ def test_xdist_run_writes_the_same_report_content_as_a_serial_run(project):
     project.runpytest("--export-report=serial.json").assert_outcomes(passed=2, failed=1, xfailed=1)
     result = project.runpytest_subprocess("-n", "2", "--export-report=xdist.json")
     result.assert_outcomes(passed=2, failed=1, xfailed=1)
-    serial, xdist = load_report(project.path / "serial.json"), load_report(project.path / "xdist.json")
+    serial, xdist = read_report(project.path / "serial.json"), read_report(project.path / "xdist.json")
     assert content(xdist) == content(serial)
     assert xdist["environment"]["workers"] == 2
     assert xdist["scope"]["files"] == serial["scope"]["files"] == ["test_m.py"]
@@ -140,7 +145,7 @@ def test_ctrl_c_still_writes_a_report_marked_incomplete(project, canned):
     """)
     result = project.runpytest("--export-report=r.json", "--export-report=r.html", no_reraise_ctrlc=True)
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    report = load_report(project.path / "r.json")
+    report = read_report(project.path / "r.json")
     assert report["complete"] is False and "interrupted" in report["stop_reason"]
     assert [r["case"] for r in report["records"]] == ["test_m.py::test_canned_a"]
     assert "Incomplete run" in (project.path / "r.html").read_text()
@@ -179,7 +184,7 @@ def test_a_report_name_at_the_file_system_limit_is_written(project, canned):
     name = "r" * 250 + ".json"  # 255 bytes: valid, though its temporary twin's name must be shorter
     result = project.runpytest(f"--export-report={name}")
     assert result.ret == pytest.ExitCode.OK
-    assert load_report(project.path / name)["records"]
+    assert read_report(project.path / name)["records"]
 
 
 def test_ini_report_paths_and_collect_only_writes_nothing(project, canned):
@@ -216,7 +221,7 @@ def test_merging_two_shard_reports_equals_the_unsharded_report(project, canned):
     project.runpytest("test_a.py", "--export-report=a.json").assert_outcomes(passed=2)
     project.runpytest("test_b.py", "--export-report=b.json").assert_outcomes(failed=2)
     assert main(["merge", "a.json", "b.json", "-o", "merged.json", "--baseline", "whole.json"]) == 0
-    whole, merged = load_report(project.path / "whole.json"), load_report(project.path / "merged.json")
+    whole, merged = read_report(project.path / "whole.json"), read_report(project.path / "merged.json")
     assert content(merged) == dict(content(whole), gate=merged["gate"])
     assert merged["scope"] == whole["scope"]
     assert not merged["gate"]["regressions"] and not merged["gate"]["vanished"]
@@ -235,10 +240,10 @@ def test_a_shard_that_never_wrote_its_report_fails_the_merged_gate(project, cann
     project.makepyfile(test_a=body.format(name="a"), test_b=body.format(name="b"))
     project.runpytest("--export-report=whole.json").assert_outcomes(passed=2)
     project.runpytest("test_a.py", "--export-report=a.json", "--export-shard=1/2").assert_outcomes(passed=1)
-    assert load_report(project.path / "a.json")["scope"]["shard"] == [1, 2]
+    assert read_report(project.path / "a.json")["scope"]["shard"] == [1, 2]
     # Shard 2 of 2 was killed before writing b.json.
     assert main(["merge", "a.json", "-o", "merged.json", "--baseline", "whole.json"]) == 1
-    gate = load_report(project.path / "merged.json")["gate"]
+    gate = read_report(project.path / "merged.json")["gate"]
     assert [(e["case"], e["why"]) for e in gate["missing"]] == [
         ("test_b.py::test_canned_b", "in no shard report; shard 2 of 2 is missing")]
     project.runpytest("test_b.py", "--export-report=b.json", "--export-shard=2/2").assert_outcomes(passed=1)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from exportcore.outcome import Failure, Outcome
+from pytest_export.records import Record
 from pytest_export.summary import summary_lines
 
 
-def _record(case: str, mode: str, verdict: str, category: str | None = None, duration: float = 0.1) -> dict:
-    failure = {"category": category} if category else None
-    return {"test": f"{case}[{mode}]", "case": case, "mode": mode, "verdict": verdict, "expect": None,
-            "duration": duration, "outcome": {"failure": failure}}
+def _record(case: str, mode: str, verdict: str, category: str | None = None, duration: float = 0.1) -> Record:
+    failure = Failure(stage="capture", category=category, exc_type="E", message="m") if category else None
+    outcome = Outcome(case, mode, status="failed" if failure else "passed", failure=failure)
+    return Record.make(f"{case}[{mode}]", case, mode, verdict, outcome, duration=duration)
 
 
 def test_summary_lines_matrix_categories_and_slowest():

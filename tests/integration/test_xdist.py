@@ -133,7 +133,7 @@ def test_a_dead_workers_in_flight_fixture_cases_are_crashed_and_stay_in_the_base
     assert not gate["vanished"]
 
     result = project.runpytest_subprocess(*xdist, "--export-baseline=base.json", "--export-baseline-update")
-    baseline = {(r["case"], r["mode"]): r["verdict"] for r in load_report(project.path / "base.json")["records"]}
+    baseline = {(r.case, r.mode): r.verdict for r in load_report(project.path / "base.json")["records"]}
     assert baseline == verdicts  # updated to what ran; nothing dropped
 
 
@@ -180,7 +180,7 @@ def test_ctrl_c_leaves_the_keys_it_did_not_reach_not_run_never_vanished(project,
     gate = report["gate"]
     assert report["complete"] is False
     assert not gate["vanished"]
-    ran = {(r["case"], r["mode"]) for r in report["records"]}
+    ran = {(r.case, r.mode) for r in report["records"]}
     assert len(ran) < 13 and len(gate["not_run"]) == 13 - len(ran)
     assert all("did not run" in e["why"] or "not run" in e["why"] for e in gate["not_run"])
 

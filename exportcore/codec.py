@@ -1,0 +1,151 @@
+"""One JSON codec for dataclass trees: encode to JSON builtins, decode with validation taken from the types.
+
+Outcomes and records cross pytest-xdist workers and CI shards as JSON, and a loaded report
+is rendered and gated, so a wrong document must be refused before anything reads it, with
+the path of the field at fault (``records[3].outcome.failure.stage must be str, got int``).
+The dataclasses' type hints are the schema: a new field is validated the day it is added,
+with no name -> type table to keep in step. Two facts the types cannot say go in the field's
+metadata: :func:`one_of` (a closed set of values) and :func:`version` (a schema stamp that a
+document must carry and that is checked before anything else in it).
+
+Supported hints: str, int, float (an int is accepted and widened), bool, Any, ``X | None``,
+``list[X]``, ``dict[str, X]`` and nested dataclasses. Pure Python: imports neither torch nor pytest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import types
+import typing
+from typing import Any, Iterable, Mapping, TypeVar
+
+__all__ = ["SchemaError", "decode", "encode", "one_of", "version"]
+
+T = TypeVar("T")
+
+
+class SchemaError(ValueError):
+    """A document does not match its dataclass; the message starts with the path of the field at fault."""
+
+
+def one_of(choices: Iterable[Any]) -> Mapping[str, Any]:
+    """Return field metadata restricting a field to ``choices``."""
+    return {"choices": tuple(choices)}
+
+
+def version(number: int) -> Mapping[str, Any]:
+    """Return field metadata marking a schema stamp: required in a document, equal to ``number``, checked first."""
+    return {"version": number}
+
+
+def encode(value: Any, where: str = "value") -> Any:
+    """Return ``value`` (a dataclass tree) as JSON builtins: dicts, lists, str, int, float, bool, None.
+
+    Subclasses of str/int/float are narrowed to the builtin: execnet (xdist) refuses e.g. torch's
+    ``TorchVersion(str)``. Anything else is a TypeError naming its path.
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: encode(getattr(value, f.name), f"{where}.{f.name}") for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): encode(v, f"{where}[{k!r}]") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if value is None or isinstance(value, bool):
+        return value
+    for kind in (str, int, float):
+        if isinstance(value, kind):
+            return kind(value)
+    raise TypeError(f"{where}: {type(value).__name__} is not JSON data")
+
+
+def decode(cls: type[T], data: Any, where: str) -> T:
+    """Return the ``cls`` instance ``data`` describes; raise SchemaError naming the field path (``where`` first)."""
+    return _object(cls, data, where)
+
+
+@functools.cache
+def _schema(cls: type) -> tuple[tuple[dataclasses.Field[Any], ...], dict[str, Any]]:
+    # Version stamps first: a document of another version fails on that, not on a field it renamed.
+    fields = sorted(dataclasses.fields(cls), key=lambda f: "version" not in f.metadata)
+    return tuple(fields), typing.get_type_hints(cls)
+
+
+def _required(f: dataclasses.Field[Any]) -> bool:
+    no_default = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    return no_default or "version" in f.metadata
+
+
+def _object(cls: type, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise SchemaError(f"{where} must be an object, got {_kind(data)}")
+    fields, hints = _schema(cls)
+    for f in fields:
+        if "version" in f.metadata and data.get(f.name) != f.metadata["version"]:
+            raise SchemaError(f"{where}: {f.name} {data.get(f.name)!r} is not supported "
+                              f"(expected {f.metadata['version']})")
+    names = {f.name for f in fields}
+    unknown = [k for k in data if k not in names]
+    if unknown:
+        raise SchemaError(f"{where}: unknown field(s) {unknown}")
+    missing = [f.name for f in fields if f.name not in data and _required(f)]
+    if missing:
+        raise SchemaError(f"{where}: missing field(s) {missing}")
+    kwargs: dict[str, Any] = {}
+    for f in fields:
+        if f.name not in data:
+            continue
+        path = f"{where}.{f.name}"
+        value = _value(hints[f.name], data[f.name], path)
+        choices = f.metadata.get("choices")
+        if choices is not None and value not in choices:
+            raise SchemaError(f"{path} must be one of {choices}, got {value!r}")
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def _value(hint: Any, value: Any, where: str, nullable: bool = False) -> Any:
+    origin = typing.get_origin(hint)
+    if hint is Any:
+        return value
+    if origin is typing.Union or origin is types.UnionType:
+        args = typing.get_args(hint)
+        rest = [a for a in args if a is not type(None)]
+        if value is None and len(rest) < len(args):
+            return None
+        if len(rest) != 1:
+            raise TypeError(f"{where}: the codec supports only X | None unions, not {hint}")
+        return _value(rest[0], value, where, nullable=len(rest) < len(args))
+    if origin is list:
+        (item,) = typing.get_args(hint) or (Any,)
+        if not isinstance(value, list):
+            raise SchemaError(f"{where} must be a list{_or_null(nullable)}, got {_kind(value)}")
+        return [_value(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict:
+        key, item = typing.get_args(hint) or (str, Any)
+        if not isinstance(value, dict):
+            raise SchemaError(f"{where} must be an object{_or_null(nullable)}, got {_kind(value)}")
+        for k in value:
+            if not isinstance(k, str):
+                raise SchemaError(f"{where} must have str keys, got {_kind(k)}")
+        return {k: _value(item, v, f"{where}[{k!r}]") for k, v in value.items()}
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict) and nullable:
+            raise SchemaError(f"{where} must be an object or null, got {_kind(value)}")
+        return _object(hint, value, where)
+    if hint is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)  # JSON writes 1.0 as 1 in some producers; the type says float
+    if hint in (str, int, bool, float):
+        # bool is an int subclass: True is no count.
+        if isinstance(value, hint) and (hint is bool or not isinstance(value, bool)):
+            return value
+        raise SchemaError(f"{where} must be {hint.__name__}{_or_null(nullable)}, got {_kind(value)}")
+    raise TypeError(f"{where}: the codec does not support the type {hint!r}")
+
+
+def _or_null(nullable: bool) -> str:
+    return " or null" if nullable else ""
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
