@@ -8,7 +8,9 @@ the plugin's report says it tried; outputs (and in training mode buffers and gra
 compared. The hand-written work runs twice: as plain pytest tests (``-p no:export``; the
 ratio to this one is the harness overhead and has the target) and as a plain script (which
 also saves pytest's own start-up). The plugin runs with ``--export-checks=numerics,decompose,serialize`` so that it does
-nothing the loop does not (no guard probes, no dtype/state findings). Target: <= 1.15x.
+nothing the loop does not (no guard probes, no dtype/state findings), and with ``--export-no-reuse``
+so that it does not skip runs the loop does (sharing identical programs between modes is measured
+by benchmarks/default_cost.py). Target: <= 1.15x.
 Usage: ``python benchmarks/overhead.py [--rounds 2] [--examples 2]``.
 """
 
@@ -171,7 +173,7 @@ def main() -> int:
         (root / "test_overhead.py").write_text(TEST_FILE.format(bench=bench))
         report_path = root / "report.json"
         pytest_cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(root / "test_overhead.py"),
-                      f"--export-checks={CHECKS}", f"--export-examples={opts.examples}", f"--export-report={report_path}"]
+                      f"--export-checks={CHECKS}", "--export-no-reuse", f"--export-examples={opts.examples}", f"--export-report={report_path}"]
         counts_path = root / "counts.json"
         (root / "loop").mkdir()
         (root / "loop" / "test_loop.py").write_text(LOOP_TEST_FILE.format(bench=bench, counts=str(counts_path)))

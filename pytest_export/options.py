@@ -72,6 +72,7 @@ class RunOptions:
         names = [*self.known_modes, *TARGETS]
         return tuple(column_label(n, d) for d in DEVICES for n in names)
     explain: bool = False  # --export-explain: submodule search and draft_export on failing cases
+    reuse: bool = True  # --export-no-reuse turns off sharing runs between modes with the same program
 
     def modes_for(self, wanted: tuple[str, ...] | None) -> list[str]:
         """Return the modes a test runs: its own (or all known) narrowed by --export-modes."""
@@ -123,6 +124,11 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
                     "(draft_export); costs extra exports per failure only (ini export_explain)")
     parser.addini("export_explain", "explain failing cases in full (see --export-explain)", type="bool",
                   default=False)
+    group.addoption("--export-no-reuse", dest="export_reuse", action="store_false", default=None,
+                    help="run every mode's checks itself, even where its captured program is proven the same "
+                    "as another mode's (by default the later mode reuses those runs; ini export_reuse)")
+    parser.addini("export_reuse", "share runs between modes that capture the same program (default true)",
+                  type="bool", default=True)
     parser.addini("export_modes", "export modes to run, comma-separated", default="")
     parser.addini("export_checks", "checks to run, comma-separated", default="")
     parser.addini("export_examples", "hypothesis-drawn input shapes per case and mode", default="")
@@ -150,6 +156,8 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
         raise pytest.UsageError(f"export_findings must be one of {', '.join(FINDINGS)}, got {findings!r}")
     explain = config.getoption("export_explain")
     explain = bool(config.getini("export_explain")) if explain is None else explain
+    reuse = config.getoption("export_reuse")
+    reuse = bool(config.getini("export_reuse")) if reuse is None else reuse
     targets = _names(config, "export_targets", TARGETS, "target") or ()
     devices = _names(config, "export_devices", DEVICES, "device")
     if devices == ():
@@ -159,7 +167,7 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
         raise pytest.UsageError(f"--export-target-mode {target_mode_problem(target_mode)}")
     return RunOptions(known_modes, modes, checks, examples, timeout, findings == "error", _seed(config),
                       input_budget=_input_budget(config), targets=targets, devices=devices,
-                      target_mode=target_mode, explain=explain)
+                      target_mode=target_mode, explain=explain, reuse=reuse)
 
 
 def _input_budget(config: pytest.Config) -> int | None:

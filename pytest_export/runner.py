@@ -100,6 +100,8 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
     kwargs["hypothesis_settings"] = _hypothesis_settings()
     if options.explain:
         kwargs["explain"] = "full"
+    if not options.reuse:
+        kwargs["reuse"] = False
     return kwargs
 
 
