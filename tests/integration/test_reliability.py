@@ -167,10 +167,13 @@ def _verdicts(report: dict[str, Any]) -> dict[str, tuple[str, str | None]]:
 
 
 def _without_timings(value: Any) -> Any:
+    """The report without what may differ between two equal runs: timings, and under xdist whether
+    a mode reused another's runs (only when both landed on one worker; results are the same)."""
     if isinstance(value, dict):
-        return {k: _without_timings(v) for k, v in value.items() if k not in TIMING_KEYS}
+        return {k: _without_timings(v) for k, v in value.items() if k not in TIMING_KEYS and k != "reused_from"}
     if isinstance(value, list):
-        return [_without_timings(v) for v in value]
+        return [_without_timings(v) for v in value
+                if not (isinstance(v, str) and v.startswith("reused from "))]
     return value
 
 
