@@ -4,7 +4,7 @@ Measured by running ``pytest exportdb/ --export-report=db-X.json`` on torch 2.6,
 comparing with the catalog's expectations (recorded on torch 2.14); regenerate the same way when
 a release is added. Each entry is ``(case, mode): [(until, outcome...), ...]``: the case had that
 outcome on every release before ``until``. A change listed "at 2.8" happened in 2.7 or 2.8, one
-"at 2.14" somewhere after 2.10. Outcomes: ``("passes",)``, ``("fails", category, stage)``,
+"at 2.14" somewhere after 2.10 (the 2.12 matrix run of 23 Nov moved map_over_leading_dim and tensor_grad_hook to 2.11, bisected on 2.10, 2.11, 2.13). Outcomes: ``("passes",)``, ``("fails", category, stage)``,
 ``("skip", why)`` (the case cannot run on that torch at all).
 """
 
@@ -49,9 +49,9 @@ OLDER: dict[tuple[str, str], list[tuple[str, ...]]] = {
     ('item_as_size', 'non_strict'): [('2.10', 'fails', 'data-dependent', 'capture')],
     ('item_as_size', 'strict'): [('2.10', 'fails', 'torch.dynamic-shape', 'constraints')],
     ('item_as_size', 'training'): [('2.10', 'fails', 'data-dependent', 'capture')],
-    ('map_over_leading_dim', 'non_strict'): [('2.14', 'fails', 'torch.dynamic-shape', 'constraints')],
-    ('map_over_leading_dim', 'strict'): [('2.8', 'fails', 'guards', 'guards'), ('2.14', 'fails', 'torch.dynamic-shape', 'constraints')],
-    ('map_over_leading_dim', 'training'): [('2.14', 'fails', 'torch.dynamic-shape', 'constraints')],
+    ('map_over_leading_dim', 'non_strict'): [('2.11', 'fails', 'torch.dynamic-shape', 'constraints')],
+    ('map_over_leading_dim', 'strict'): [('2.8', 'fails', 'guards', 'guards'), ('2.11', 'fails', 'torch.dynamic-shape', 'constraints')],
+    ('map_over_leading_dim', 'training'): [('2.11', 'fails', 'torch.dynamic-shape', 'constraints')],
     ('map_with_extra_operand', 'non_strict'): [('2.8', 'fails', 'serialization', 'serialize')],
     ('map_with_extra_operand', 'training'): [('2.8', 'fails', 'serialization', 'serialize')],
     ('split_at_item_index', 'non_strict'): [('2.8', 'fails', 'data-dependent', 'capture')],
@@ -60,7 +60,7 @@ OLDER: dict[tuple[str, str], list[tuple[str, ...]]] = {
     ('tensor_attribute_assignment', 'non_strict'): [('2.8', 'fails', 'torch.mutation', 'capture'), ('2.10', 'fails', 'internal', 'capture')],
     ('tensor_attribute_assignment', 'strict'): [('2.10', 'fails', 'torch.mutation', 'capture')],
     ('tensor_attribute_assignment', 'training'): [('2.8', 'fails', 'torch.mutation', 'capture'), ('2.10', 'fails', 'internal', 'capture')],
-    ('tensor_grad_hook', 'strict'): [('2.14', 'fails', 'internal', 'capture')],
+    ('tensor_grad_hook', 'strict'): [('2.11', 'fails', 'internal', 'capture')],
     ('tensor_identity_via_data_ptr', 'non_strict'): [('2.8', 'fails', 'numerics', 'numerics')],
     ('tensor_identity_via_data_ptr', 'strict'): [('2.8', 'fails', 'python.builtin', 'capture'), ('2.10', 'fails', 'torch.mutation', 'capture')],
     ('tensor_identity_via_data_ptr', 'training'): [('2.8', 'fails', 'numerics', 'numerics')],
