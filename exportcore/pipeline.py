@@ -80,9 +80,9 @@ def walk(run: Run) -> None:
             # the first step after the mode's own program is built: is it another mode's program?
             key = reuse.key_of(run)
             given = reuse.lookup(run, key)
-            donation = given or Donation(mode=run.mode.name, digest="", inputs=run.inputs)
             if given is not None:
                 _take(run, given)
+            donation = given or (Donation(mode=run.mode.name, digest="", inputs=run.inputs) if key else None)
         if step.reusable and given is not None:
             run.outcome.findings.extend(copy.deepcopy(given.findings.get(step.name, [])))
             run.outcome.notes.extend(given.notes.get(step.name, []))
@@ -90,13 +90,14 @@ def walk(run: Run) -> None:
         findings, notes = len(run.outcome.findings), len(run.outcome.notes)
         step.run(run)
         if step.reusable and donation is not None:
-            donation.findings[step.name] = list(run.outcome.findings[findings:])
+            # copies: the plugin may still rewrite this outcome's findings after the walk
+            donation.findings[step.name] = copy.deepcopy(run.outcome.findings[findings:])
             donation.notes[step.name] = list(run.outcome.notes[notes:])
     if donation is not None and given is None:
         if "decompose" in donation.findings:
-            donation.graph = run.outcome.graph
+            donation.graph = copy.deepcopy(run.outcome.graph)
         if "drawn shapes" in donation.findings:
-            donation.examples = run.outcome.examples
+            donation.examples = copy.deepcopy(run.outcome.examples)
         reuse.store(run, key, donation)
     if run.spec is not None:
         # The drawn-shape probes call programs that share the model's tensors: leave the model as its snapshot.

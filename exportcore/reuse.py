@@ -10,8 +10,8 @@ specialization) still run. The outcome says so (``reused_from``).
 "The same" is proven, not assumed (exportcore.identity): the canonical program structure,
 the model's own parameters and buffers by value (eager is the reference), the program's
 lifted constants by value, the example inputs by value, eager's outputs on them (bit for
-bit), and every option that decides what is checked. Only inference modes on a program whose walk passed donate: a failing mode keeps
-its own diagnosis and explanation. The memo is per process and small; under xdist two modes
+bit), and every option that decides what is checked. Only inference modes on a program whose
+walk passed donate: a failing mode keeps its own diagnosis and explanation. The memo is per process and small; under xdist two modes
 on different workers simply do not share.
 """
 
