@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from measure import ROOT, bench_env, machine
 
-MODES = ("strict", "non_strict", "training")
+from exportcore.modes import MODES
 CASES = ("resnet18_batch", "resnet18_static", "resnet18_batch_hw", "tiny_bert", "tiny_llama")
 
 

@@ -18,7 +18,7 @@ import time
 
 from measure import ROOT, machine
 
-MODES = ("strict", "non_strict", "training")
+from exportcore.modes import MODES
 
 
 def build(i: int):  # noqa: ANN201 - returns (model, args, dynamic_shapes); torch loads in the child only

@@ -28,7 +28,7 @@ from typing import Any
 from measure import machine, summary, timed
 from overhead_models import CASES, MAX_BATCH, MIN_BATCH, build, dynamic_shapes
 
-MODES = ("strict", "non_strict", "training")
+from exportcore.modes import MODES
 CHECKS = "numerics,decompose,serialize"
 
 #: The same hand-written work as plain pytest tests (run with -p no:export): pytest's own cost is on both sides.

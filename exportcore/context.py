@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from exportcore.execute import RunResult
     from exportcore.guards import ExportedRange
-    from exportcore.isolation import ModelState
+    from exportcore.model_state import ModelState
     from exportcore.shapes.spec import ShapeSpec
 
 __all__ = ["CheckFailed", "Run"]

@@ -13,6 +13,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from exportcore.model_state import ModelState
+
 __all__ = ["GlobalState", "ModelState", "isolated", "reset_compile_caches"]
 
 
@@ -34,6 +36,7 @@ class GlobalState:
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # config module -> its settings
     autocast: Any = None  # exportcore.backend_flags.AutocastState
     backends: Any = None  # exportcore.backend_flags.BackendFlags
+    module_hooks: dict[str, Any] = field(default_factory=dict)  # nn.Module's global hook tables -> their entries
 
     @classmethod
     def capture(cls) -> GlobalState:
@@ -60,6 +63,7 @@ class GlobalState:
             configs={name: module.get_config_copy() for name, module in _config_modules()},
             autocast=AutocastState.capture(),
             backends=BackendFlags.capture(),
+            module_hooks={name: _copy(value) for name, value in _module_hook_tables()},
         )
 
     def restore(self) -> None:
@@ -90,6 +94,19 @@ class GlobalState:
             torch.set_float32_matmul_precision(self.matmul_precision)
         if torch.get_num_threads() != self.num_threads:
             torch.set_num_threads(self.num_threads)
+        # A global nn.Module hook left behind (torch's own buffer-assignment hook of an export a
+        # timeout cut short, or a model's) runs in every later case: strict capture then refuses
+        # to trace it ("Attempted to call function marked as skipped"), a false capture failure.
+        import torch.nn.modules.module as nn_module
+
+        for name, saved in self.module_hooks.items():
+            now = getattr(nn_module, name)
+            if isinstance(saved, dict):
+                if list(now.items()) != list(saved.items()):
+                    now.clear()
+                    now.update(saved)  # in place: the removable handles hold the table itself
+            elif now is not saved:
+                setattr(nn_module, name, saved)
         for name, module in _config_modules():
             saved = self.configs.get(name) or {}
             now = module.get_config_copy()
@@ -97,6 +114,17 @@ class GlobalState:
             for key, value in saved.items():
                 if key in now and now[key] != value:
                     setattr(module, key, value)
+
+
+def _module_hook_tables() -> list[tuple[str, Any]]:
+    """Return nn.Module's process-wide hook tables (``register_module_forward_hook`` and kin) by name."""
+    import torch.nn.modules.module as nn_module
+
+    return [(name, value) for name, value in vars(nn_module).items() if name.startswith("_global_")]
+
+
+def _copy(value: Any) -> Any:
+    return type(value)(value) if isinstance(value, dict) else value
 
 
 def _config_modules() -> list[tuple[str, Any]]:
@@ -115,135 +143,6 @@ def _config_modules() -> list[tuple[str, Any]]:
     return out
 
 
-@dataclass
-class ModelState:
-    """Training flags, parameter/buffer values, requires_grad and grads of an nn.Module."""
-
-    training: dict[str, bool] = field(default_factory=dict)
-    tensors: dict[str, Any] = field(default_factory=dict)  # name -> (tensor object, saved clone)
-    grads: dict[str, Any] = field(default_factory=dict)
-    requires_grad: dict[str, bool] = field(default_factory=dict)
-    attrs: dict[str, Any] = field(default_factory=dict)  # module name -> shallow copy of plain attributes
-
-    @classmethod
-    def capture(cls, model: Any, shared_with: ModelState | None = None) -> ModelState:
-        """Return a snapshot of ``model`` (a no-op snapshot for plain callables).
-
-        With ``shared_with`` (the user's model snapshot), ``model`` is an exported program: tensors
-        it shares with the user's model are left to that snapshot, and a copy whose values equal
-        the model's (a reloaded program's weights) reuses its saved clone instead of a new one.
-        """
-        import torch
-
-        state = cls()
-        if not isinstance(model, torch.nn.Module):
-            return state
-        _refuse_lazy(model)
-        for name, mod in model.named_modules(remove_duplicate=False):
-            state.training[name] = mod.training
-            state.attrs[name] = {
-                k: v for k, v in vars(mod).items() if not k.startswith("_") and isinstance(v, (int, float, bool, str))
-            }
-        owned = {id(t) for t, _ in shared_with.tensors.values()} if shared_with is not None else set()
-        known = shared_with.tensors if shared_with is not None else {}
-
-        def saved_copy(name: str, t: Any) -> Any:
-            mine = known.get(name)
-            if mine is not None and mine[1].shape == t.shape and mine[1].dtype == t.dtype and torch.equal(mine[1], t):
-                return mine[1]  # read-only from here on: restore copies from it, never into it
-            return t.detach().clone()
-
-        with torch.no_grad():
-            for name, p in model.named_parameters(remove_duplicate=False):
-                if id(p) in owned:
-                    continue
-                state.tensors[name] = (p, saved_copy(name, p))
-                state.requires_grad[name] = p.requires_grad
-                state.grads[name] = None if p.grad is None else p.grad.detach().clone()
-            for name, b in model.named_buffers(remove_duplicate=False):
-                if b is not None and id(b) not in owned:
-                    state.tensors[name] = (b, saved_copy(name, b))
-            # Plain tensor attributes: constants an exported program lifted (``_tensor_constant0``,
-            # a model's ``self.c = torch.ones(4)``) and caches a forward may write in place.
-            for owner, mod in model.named_modules(remove_duplicate=False):
-                for k, v in vars(mod).items():
-                    if isinstance(v, torch.Tensor) and not isinstance(v, torch.nn.Parameter) and id(v) not in owned:
-                        name = f"{owner}.{k}" if owner else k
-                        state.tensors.setdefault(name, (v, saved_copy(name, v)))
-        return state
-
-    def restore(self, model: Any) -> None:
-        """Write the snapshot back into ``model`` in place (tensors shared with exported programs too)."""
-        import torch
-
-        if not isinstance(model, torch.nn.Module):
-            return
-        modules = dict(model.named_modules(remove_duplicate=False))
-        for name, flag in self.training.items():
-            if name in modules:
-                modules[name].training = flag
-                for k, v in self.attrs.get(name, {}).items():
-                    setattr(modules[name], k, v)
-        with torch.no_grad():
-            for name, (tensor, saved) in self.tensors.items():
-                owner, _, leaf = name.rpartition(".")
-                mod = modules.get(owner)
-                if mod is None:
-                    continue
-                current = getattr(mod, leaf, None)
-                # A failed capture can leave a FakeTensor (or another object) in the slot: put the original back.
-                if current is not tensor:
-                    _put(mod, leaf, tensor)
-                if tensor.grad_fn is not None and not _drop_history(tensor):
-                    # A view (torch.export.load hands out buffers as views of one storage) cannot be
-                    # detached in place: a fresh tensor takes its slot from now on.
-                    tensor = saved.clone()
-                    self.tensors[name] = (tensor, saved)
-                    _put(mod, leaf, tensor)
-                if tensor.shape == saved.shape and tensor.dtype == saved.dtype:
-                    tensor.copy_(saved)
-                else:
-                    tensor.data = saved.clone()  # never the snapshot itself: programs share it
-        for name, (tensor, _) in self.tensors.items():
-            if name in self.requires_grad:
-                tensor.requires_grad_(self.requires_grad[name])
-                grad = self.grads.get(name)
-                tensor.grad = None if grad is None else grad.clone()
-
-
-def _drop_history(tensor: Any) -> bool:
-    """Detach ``tensor`` in place from the autograd graph that wrote it (a buffer written in training)."""
-    try:
-        tensor.detach_()
-    except RuntimeError:  # a view cannot be detached in place
-        return False
-    return True
-
-
-def _put(mod: Any, leaf: str, tensor: Any) -> None:
-    """Put ``tensor`` in the parameter, buffer or attribute slot ``leaf`` of ``mod``."""
-    if leaf in mod._parameters:
-        mod._parameters[leaf] = tensor
-    elif leaf in mod._buffers:
-        mod._buffers[leaf] = tensor
-    else:
-        setattr(mod, leaf, tensor)
-
-
-def _refuse_lazy(model: Any) -> None:
-    """Raise ValueError naming the first uninitialized lazy parameter/buffer (LazyLinear, ...)."""
-    from torch.nn.parameter import is_lazy
-
-    for kind, named in (("parameter", model.named_parameters), ("buffer", model.named_buffers)):
-        for name, tensor in named(remove_duplicate=False):
-            if tensor is not None and is_lazy(tensor):
-                owner = model.get_submodule(name.rpartition(".")[0])
-                raise ValueError(
-                    f"model: {kind} {name!r} of {type(owner).__name__} is not initialized yet (a lazy module); "
-                    "call the model once on an example input before exporting it"
-                )
-
-
 def reset_compile_caches() -> None:
     """Drop dynamo caches so guards and graphs from one case cannot serve the next."""
     import torch
@@ -260,7 +159,7 @@ def isolated(model: Any) -> Iterator[ModelState]:
         yield model_state
     finally:
         try:
-            model_state.restore(model)
+            model_state.restore(model, full=True)
         finally:
             global_state.restore()
             reset_compile_caches()

@@ -61,7 +61,7 @@ def traced_path() -> Iterator[None]:
 
 def remember(run: Run, label: str, program: Any) -> None:
     """Keep ``program`` and a snapshot of its own state (taken while it equals the model's snapshot)."""
-    from exportcore.isolation import ModelState
+    from exportcore.model_state import ModelState
 
     run.programs[label] = program
     run.program_states[id(program)] = ModelState.capture(program, shared_with=run.model_state)

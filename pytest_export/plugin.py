@@ -1,3 +1,4 @@
+# Over 300 lines: the pytest hooks of one plugin, in the order pytest calls them; the work itself is in runner, reporting and xdist_support.
 """pytest-export's pytest glue: marker, mode parametrization, options, records, summary.
 
 Usage::

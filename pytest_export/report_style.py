@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from exportcore.modes import MODES
 from pytest_export.records import EXPORTABLE
 from pytest_export.sanitize import shown_text
 
@@ -16,7 +17,7 @@ __all__ = ["EXPORTABLE", "MODE_ORDER", "PROBLEMS", "VERDICT_LABEL", "VERDICT_MAR
 PROBLEMS = ("failed", "error", "timeout", "crashed", "xpassed")
 
 #: Columns of the matrix in this order; other modes follow alphabetically.
-MODE_ORDER = ("strict", "non_strict", "training")
+MODE_ORDER = MODES  # report columns follow the one place mode names are spelled out
 
 #: Cell text: the verdict is always written out, color only reinforces it.
 VERDICT_LABEL = {

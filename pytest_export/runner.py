@@ -1,3 +1,4 @@
+# Over 300 lines: one test's way from its return value to its record (case, export, verdict, record), read top to bottom.
 """Run one exportable test: turn its return value into a Case, export it, decide the verdict, record it.
 
 torch and hypothesis load here only when a test actually runs an export.

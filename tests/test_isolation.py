@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import random
 
 import pytest
@@ -39,6 +40,9 @@ class Vandal(torch.nn.Module):
             torch.set_num_threads(1)
             torch._dynamo.config.capture_scalar_outputs = not torch._dynamo.config.capture_scalar_outputs
             _flip_autocast_and_backends()
+            # left behind, a global buffer hook makes every later strict capture refuse `self.n += 1`
+            torch.nn.modules.module.register_module_buffer_registration_hook(lambda module, name, buffer: None)
+            torch.nn.modules.module.register_module_forward_hook(lambda module, args, out: None)
         self.calls += 1
         with torch.no_grad():
             self.lin.weight.mul_(3.0)
@@ -59,9 +63,10 @@ def _flip_autocast_and_backends() -> None:
     torch.backends.cuda.matmul.allow_tf32 = not torch.backends.cuda.matmul.allow_tf32
     torch.backends.mha.set_fastpath_enabled(not torch.backends.mha.get_fastpath_enabled())
     torch.backends.mkldnn.enabled = not torch.backends.mkldnn.enabled
-    import torch.backends.opt_einsum  # torch 2.6 loads this backend only when imported
-
-    torch.backends.opt_einsum.strategy = "greedy"
+    # torch 2.6 loads this backend only when imported; `import torch.backends.opt_einsum` would
+    # make `torch` a local name of this function, unbound on its first line.
+    opt_einsum = importlib.import_module("torch.backends.opt_einsum")
+    opt_einsum.strategy = "greedy"
     torch.backends.cuda.enable_flash_sdp(not torch.backends.cuda.flash_sdp_enabled())
     torch.backends.quantized.engine = "qnnpack"
 
@@ -111,7 +116,13 @@ def _globals() -> tuple:
         torch._dynamo.config.capture_scalar_outputs,
         _autocast_and_backends(),
         _autocast_nesting(),
+        _module_hooks(),
     )
+
+
+def _module_hooks() -> tuple:
+    tables = torch.nn.modules.module
+    return (len(tables._global_buffer_registration_hooks), len(tables._global_forward_hooks))
 
 
 def _autocast_nesting() -> int:
@@ -167,10 +178,10 @@ def test_a_case_that_changes_everything_leaves_globals_and_model_as_they_were(mo
     assert after.status == "passed", after.failure
     # The eager reference runs with nn.MultiheadAttention's fast path off (the path export traces),
     # and otherwise under exactly the caller's globals, none of the vandal's.
-    expected = list(before_globals[-2])
+    expected = list(before_globals[-3])
     expected[_FASTPATH] = False
     assert probe.seen and set(probe.seen) == {(torch.float32, False, tuple(expected))}
-    assert before_globals[-2][0] is False  # the probe ran without the vandal's autocast
+    assert before_globals[-3][0] is False  # the probe ran without the vandal's autocast
 
 
 def test_grad_mode_of_the_caller_is_kept_both_ways():
@@ -409,3 +420,44 @@ def test_tf32_switched_through_either_api_is_switched_back_and_stays_readable(fl
     # torch.export reads those views too: a mixed state left behind fails every later capture
     after = exportcore.check(torch.nn.Linear(2, 2), (torch.ones(1, 2),), mode="strict", **FAST)
     assert after.status == "passed", after.failure
+
+
+def test_restore_copies_only_what_moved_and_catches_writes_behind_the_version_counter():
+    from exportcore.model_state import ModelState
+
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2))
+    state = ModelState.capture(model)
+    saved = {k: v.clone() for k, v in model.state_dict().items()}
+    untouched = model[2].weight._version
+    with torch.no_grad():
+        model[0].weight.add_(1.0)  # through autograd's counter
+    model.train()(torch.randn(8, 4))  # batch norm's kernel writes its running stats without moving their counter
+    state.restore(model)
+    assert all(torch.equal(saved[k], v) for k, v in model.state_dict().items())
+    assert model[2].weight._version == untouched  # not written, not copied
+
+    model[2].weight.data.mul_(0.5)  # behind the counter: invisible until a forward is checked once
+    assert state.find_untracked_writes() and state.untracked_writes
+    state.restore(model)
+    assert torch.equal(saved["2.weight"], model[2].weight)
+    model[2].weight.data.mul_(0.5)
+    state.restore(model)  # from now on every restore copies
+    assert torch.equal(saved["2.weight"], model[2].weight)
+
+
+def test_tied_weights_are_restored_and_then_left_alone():
+    from exportcore.model_state import ModelState
+
+    emb = torch.nn.Embedding(10, 4)
+    head = torch.nn.Linear(4, 10, bias=False)
+    head.weight = emb.weight
+    model = torch.nn.ModuleDict({"emb": emb, "head": head})
+    state = ModelState.capture(model)
+    before = emb.weight.detach().clone()
+    with torch.no_grad():
+        emb.weight.zero_()
+    state.restore(model)
+    assert torch.equal(head.weight, before) and head.weight is emb.weight
+    version = emb.weight._version
+    state.restore(model)
+    assert emb.weight._version == version

@@ -32,6 +32,45 @@ def test_failure_shrinks_to_the_smallest_failing_size(spec, seed):
     assert "synthesize(args, kwargs, {'args[0]': (5, 3), 'args[1]': (6,)}" in result.counterexample.reproduce
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_every_bound_is_probed_whatever_hypothesis_draws(seed):
+    x = Dim("x", min=3, max=40)
+    two = ShapeSpec.from_export_spec(({0: Dim("b", min=2, max=64)}, {0: x}), ARGS, None)
+    result = explore(two, ARGS, None, lambda a, k: Probe("ok"), examples=10, seed=seed)
+    assert result.stats.tried <= 10
+    drawn = [(d["args[0]"][0], d["args[1]"][0]) for d in result.drawn]
+    assert {(2, 3), (64, 3), (2, 40)} <= set(drawn)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_failure_only_at_the_top_is_found_and_lowered_to_its_smallest_size(spec, seed):
+    def from_sixty(args: tuple, kwargs: dict) -> Probe:
+        n = args[0].shape[0]
+        return Probe("fail", f"diverges at {n}") if n >= 60 else Probe("ok")
+
+    result = explore(spec, ARGS, None, from_sixty, examples=10, seed=seed)
+    assert result.failure is not None and result.failure.message == "diverges at 60"
+    assert result.counterexample.shapes == {"args[0]": [60, 3], "args[1]": [61]}
+    assert "b=60" in result.counterexample.message
+
+
+def test_most_drawn_sizes_are_cheap(spec):
+    sizes = []
+    for seed in range(10):
+        result = explore(spec, ARGS, None, lambda a, k: Probe("ok"), examples=10, seed=seed)
+        sizes += [d["args[0]"][0] for d in result.drawn[:-2]]  # the last two are the bounds 2 and 64
+    cheap = [n for n in sizes if n <= 2 + (64 - 2) // 8]
+    assert len(cheap) > len(sizes) / 2, sizes
+
+
+def test_fewer_examples_than_bounds_probe_the_bounds_only(spec):
+    result = explore(spec, ARGS, None, lambda a, k: Probe("ok"), examples=2, seed=0)
+    assert [d["args[0]"][0] for d in result.drawn] == [2, 64]
+    assert explore(spec, ARGS, None, lambda a, k: Probe("ok"), examples=1, seed=0).drawn == [
+        {"args[0]": [2, 3], "args[1]": [3]}
+    ]
+
+
 def test_reproduce_snippet_rebuilds_the_failing_input(spec):
     from exportcore.shapes.synth import synthesize
 

@@ -14,14 +14,15 @@ from typing import Any, Callable
 import hypothesis
 from hypothesis import HealthCheck, Verbosity, given, reject
 from hypothesis.errors import HypothesisException, Unsatisfiable
+from hypothesis.strategies import SearchStrategy
 
 from exportcore.case import DEFAULT_EXAMPLES
 from exportcore.outcome import Counterexample, ExampleStats
 from exportcore.shapes.spec import ShapeSpec
 from exportcore.shapes.strategies import concrete_invalid
-from exportcore.shapes.synth import Drawn, inputs_strategy, synthesize
+from exportcore.shapes.synth import Drawn, drawn_for, inputs_strategy, synthesize
 
-__all__ = ["Probe", "ExploreResult", "explore", "reject_inputs", "PROBE_STATUSES", "DEFAULT_EXAMPLES", "examples_for",
+__all__ = ["Probe", "ExploreResult", "explore", "boundary_assignments", "reject_inputs", "PROBE_STATUSES", "DEFAULT_EXAMPLES", "examples_for",
            "hypothesis_settings"]
 
 PROBE_STATUSES = ("ok", "discard", "fail")
@@ -71,52 +72,71 @@ def explore(
     if examples == 0 or not spec.roots and inputs is None:
         return result  # nothing varies: the example inputs are checked by the caller
     strategy = inputs_strategy(spec, args, kwargs, inputs, seed=seed)
+    # Each root's bounds are probed whatever hypothesis draws (its draws favour cheap sizes);
+    # they count towards ``examples``. A user strategy draws its own inputs: no bounds to probe.
+    bounds = [] if isinstance(inputs, SearchStrategy) else boundary_assignments(spec)[:examples]
     stats = result.stats
     budget = examples * 3 + 10  # stop paying for probes once eager keeps refusing the spec
     state = {"failed": False}
     seen: dict[tuple, Probe] = {}
 
+    def attempt(drawn: Drawn) -> tuple[Probe, bool]:
+        """Probe ``drawn`` unless its shape was probed already; return (outcome, whether probed now)."""
+        key = tuple(sorted(drawn.assignment.items())) if drawn.assignment else None
+        outcome = seen.get(key) if key is not None else None
+        if outcome is not None:
+            return outcome, False  # edge slots make repeats likely; a shape is not paid for twice
+        stats.tried += 1
+        result.drawn.append({p: list(s) for p, s in drawn.shapes.items()})
+        try:
+            outcome = Probe("fail", drawn.problem, "input") if drawn.problem else _call(probe, drawn)
+        except TypeError:
+            state["failed"] = True  # a broken probe: let hypothesis report it, unbudgeted
+            raise
+        if key is not None:
+            seen[key] = outcome
+        if outcome.status == "discard":
+            stats.discarded += 1
+        elif outcome.status == "ok":
+            stats.accepted += 1
+        return outcome, True
+
     @given(strategy)
     def run(drawn: Drawn) -> None:
         if not state["failed"] and stats.tried >= budget:
             reject()
-        key = tuple(sorted(drawn.assignment.items())) if drawn.assignment else None
-        outcome = seen.get(key) if key is not None else None
-        if outcome is None:
-            # edge slots make repeats likely; a shape already probed is not paid for twice
-            stats.tried += 1
-            result.drawn.append({p: list(s) for p, s in drawn.shapes.items()})
-            try:
-                outcome = Probe("fail", drawn.problem, "input") if drawn.problem else _call(probe, drawn)
-            except TypeError:
-                state["failed"] = True  # a broken probe: let hypothesis report it, unbudgeted
-                raise
-            if key is not None:
-                seen[key] = outcome
-        elif outcome.status != "fail":
-            reject()  # a repeat teaches nothing; failures are re-raised so shrinking can use them
-        if outcome.status == "discard":
-            stats.discarded += 1
-            reject()
-        if outcome.status == "fail":
+        outcome, fresh = attempt(drawn)
+        if outcome.status == "fail":  # re-raised on a repeat too, so that shrinking can use it
             state["failed"] = True
             raise _ProbeFailed(outcome, drawn)
-        stats.accepted += 1
+        if not fresh or outcome.status == "discard":
+            reject()  # a repeat teaches nothing
 
-    run = hypothesis.seed(seed)(hypothesis_settings(examples, settings)(run))
-    try:
-        run()
-    except _ProbeFailed as exc:
-        result.failure = exc.probe
-        result.counterexample = _counterexample(spec, exc.drawn, exc.probe, inputs)
-    except Unsatisfiable:
-        pass  # every draw was discarded: reported through the note below
-    except HypothesisException as exc:  # e.g. Flaky: the probe is not deterministic
-        cause = _first_probe_failure(exc)
-        if cause is None:
-            raise
-        result.failure = cause.probe
-        result.counterexample = _counterexample(spec, cause.drawn, cause.probe, inputs)
+    if examples > len(bounds):
+        run = hypothesis.seed(seed)(hypothesis_settings(examples - len(bounds), settings)(run))
+        try:
+            run()
+        except _ProbeFailed as exc:
+            result.failure = exc.probe
+            result.counterexample = _counterexample(spec, exc.drawn, exc.probe, inputs)
+        except Unsatisfiable:
+            pass  # every draw was discarded: reported through the note below
+        except HypothesisException as exc:  # e.g. Flaky: the probe is not deterministic
+            cause = _first_probe_failure(exc)
+            if cause is None:
+                raise
+            result.failure = cause.probe
+            result.counterexample = _counterexample(spec, cause.drawn, cause.probe, inputs)
+    for assignment in bounds if result.failure is None else ():
+        drawn = drawn_for(spec, args, kwargs, assignment, inputs, seed=seed)
+        outcome, _ = attempt(drawn)
+        if outcome.status == "fail":
+            drawn, outcome = _lower_failure(
+                spec, drawn, outcome, lambda a: drawn_for(spec, args, kwargs, a, inputs, seed=seed), attempt
+            )
+            result.failure = outcome
+            result.counterexample = _counterexample(spec, drawn, outcome, inputs)
+            break
     if stats.tried and stats.discarded * 2 > stats.tried:
         stats.note = (
             f"{stats.discarded} of {stats.tried} drawn shapes were rejected by the eager model: "
@@ -124,6 +144,41 @@ def explore(
         )
     return result
 
+
+def boundary_assignments(spec: ShapeSpec) -> list[dict[str, int]]:
+    """Every root at its lowest drawn value, then each root alone at its highest (inputs within budget)."""
+    low = spec.low_assignment()
+    out = [low] if spec.roots else []
+    for name in spec.roots:
+        high = {**low, name: spec.root_range(name)[1]}
+        if high not in out and spec.fits(high):
+            out.append(high)
+    return out
+
+
+def _lower_failure(
+    spec: ShapeSpec,
+    drawn: Drawn,
+    outcome: Probe,
+    make: Callable[[dict[str, int]], Drawn],
+    attempt: Callable[[Drawn], tuple[Probe, bool]],
+) -> tuple[Drawn, Probe]:
+    """Bisect each root of a failing bound down towards its lowest value: the smallest failure found.
+
+    A bound fails only after every root at its lowest passed, so each root's low end is a
+    passing point; hypothesis does not shrink a shape it did not draw, this does it by hand.
+    """
+    for name in spec.roots:
+        good, bad = spec.root_range(name)[0], drawn.assignment[name]
+        while bad - good > 1:
+            mid = (good + bad) // 2
+            tried = make({**drawn.assignment, name: mid})
+            result, _ = attempt(tried)
+            if result.status == "fail":
+                bad, drawn, outcome = mid, tried, result
+            else:
+                good = mid
+    return drawn, outcome
 
 
 def examples_for(examples: int | None, parent: hypothesis.settings | None = None) -> int:

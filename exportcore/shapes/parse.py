@@ -1,3 +1,4 @@
+# Over 300 lines: one mirror of torch's dynamic_shapes matching, every container form beside the others.
 """Turn a torch.export ``dynamic_shapes`` argument into roots and tensor slots.
 
 Mirrors torch's own matching (``torch.export.dynamic_shapes._check_dynamic_shapes``):

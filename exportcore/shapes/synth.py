@@ -21,7 +21,7 @@ from exportcore.shapes.parse import input_paths
 from exportcore.shapes.spec import ShapeSpec
 from exportcore.shapes.strategies import valid_assignments
 
-__all__ = ["Drawn", "synthesize", "inputs_strategy", "input_shapes", "factory_mismatch", "strategy_mismatch"]
+__all__ = ["Drawn", "synthesize", "inputs_strategy", "drawn_for", "input_shapes", "factory_mismatch", "strategy_mismatch"]
 
 
 @dataclass
@@ -77,17 +77,21 @@ def inputs_strategy(
             f"got {type(user_inputs).__name__}"
         )
 
-    def build(assignment: dict[str, int]) -> Drawn:
-        # values follow from the shape, not from a drawn seed: shrinking then only ever
-        # works on sizes, and each shape is reproducible from (seed, shape) alone
-        value_seed = (seed ^ zlib.crc32(repr(sorted(assignment.items())).encode())) & 0xFFFFFFFF
-        shapes = spec.shapes_for(assignment)
-        if user_inputs is None:
-            new_args, new_kwargs = synthesize(args, kwargs, shapes, seed=value_seed)
-            return Drawn(assignment, shapes, new_args, new_kwargs, value_seed)
-        return _from_factory(user_inputs, assignment, shapes, value_seed)
+    return valid_assignments(spec).map(lambda assignment: drawn_for(spec, args, kwargs, assignment, user_inputs, seed=seed))
 
-    return valid_assignments(spec).map(build)
+
+def drawn_for(
+    spec: ShapeSpec, args: tuple, kwargs: dict | None, assignment: dict[str, int], user_inputs: Any = None, *, seed: int = 0
+) -> Drawn:
+    """Build the inputs of one root assignment: resized examples, or the user factory's ``(shapes, rng)``."""
+    # values follow from the shape, not from a drawn seed: shrinking then only ever
+    # works on sizes, and each shape is reproducible from (seed, shape) alone
+    value_seed = (seed ^ zlib.crc32(repr(sorted(assignment.items())).encode())) & 0xFFFFFFFF
+    shapes = spec.shapes_for(assignment)
+    if user_inputs is None:
+        new_args, new_kwargs = synthesize(args, kwargs, shapes, seed=value_seed)
+        return Drawn(assignment, shapes, new_args, new_kwargs, value_seed)
+    return _from_factory(user_inputs, assignment, shapes, value_seed)
 
 
 def _from_factory(factory: Any, assignment: dict[str, int], shapes: dict[str, tuple], seed: int) -> Drawn:

@@ -21,4 +21,8 @@ def run(ctx: Run) -> None:
             ctx.reference = run_side(ctx, ctx.model, ctx.args, ctx.kwargs)
         except Exception as exc:  # the model itself is broken: say so, not "export failed"
             ctx.fail(classify(exc, "eager"), status="error")
+        else:
+            # Restores skip weights whose version counter did not move; a forward that writes
+            # behind the counter (``p.data.add_``) is caught here, once, and turns that off.
+            ctx.model_state.find_untracked_writes()
         prepare(ctx)
