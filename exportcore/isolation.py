@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 from exportcore.model_state import ModelState
 
-__all__ = ["GlobalState", "ModelState", "isolated", "reset_compile_caches"]
+__all__ = ["GlobalState", "ModelState", "drop_leaked_export_hooks", "isolated", "reset_compile_caches"]
 
 
 @dataclass
@@ -150,9 +150,35 @@ def reset_compile_caches() -> None:
     torch._dynamo.reset()
 
 
+def drop_leaked_export_hooks() -> int:
+    """Remove torch's own buffer-assignment hooks left over from an earlier non-strict export; return how many.
+
+    torch registers the hook for the duration of one non-strict trace and removes it without a
+    ``finally`` (torch 2.6-2.15), so an export that raises or is interrupted at the wrong moment
+    leaves it in nn.Module's global table, in the user's code as well as ours. Every later
+    strict capture of a buffer assignment (``self.n += 1``) then fails on it ("Attempted to
+    call function marked as skipped"): a false failure of a correct model. Outside a running
+    export the hook is never wanted.
+    """
+    import torch.nn.modules.module as nn_module
+
+    table = nn_module._global_buffer_registration_hooks
+    leaked = [key for key, hook in table.items() if _is_export_hook(hook)]
+    for key in leaked:
+        del table[key]
+    return len(leaked)
+
+
+def _is_export_hook(hook: Any) -> bool:
+    return (getattr(hook, "__module__", "") or "").startswith("torch.") and getattr(hook, "__qualname__", "").endswith(
+        "register_buffer_assignment_hook.<locals>._map_assigned_buffer_to_proxy"
+    )
+
+
 @contextlib.contextmanager
 def isolated(model: Any) -> Iterator[ModelState]:
     """Run a case with global state and ``model`` restored afterwards, whatever happened."""
+    drop_leaked_export_hooks()  # before the snapshot, which would otherwise put them back
     global_state = GlobalState.capture()
     model_state = ModelState.capture(model)
     try:

@@ -72,8 +72,9 @@ def explore(
     if examples == 0 or not spec.roots and inputs is None:
         return result  # nothing varies: the example inputs are checked by the caller
     strategy = inputs_strategy(spec, args, kwargs, inputs, seed=seed)
-    # Each root's bounds are probed whatever hypothesis draws (its draws favour cheap sizes);
-    # they count towards ``examples``. A user strategy draws its own inputs: no bounds to probe.
+    # Each root's bounds are probed first, whatever hypothesis draws then (its draws favour cheap
+    # sizes, and a repeat of a bound is not counted); they count towards ``examples``. A user
+    # strategy draws its own inputs: no bounds to probe.
     bounds = [] if isinstance(inputs, SearchStrategy) else boundary_assignments(spec)[:examples]
     stats = result.stats
     budget = examples * 3 + 10  # stop paying for probes once eager keeps refusing the spec
@@ -112,7 +113,17 @@ def explore(
         if not fresh or outcome.status == "discard":
             reject()  # a repeat teaches nothing
 
-    if examples > len(bounds):
+    for assignment in bounds:
+        drawn = drawn_for(spec, args, kwargs, assignment, inputs, seed=seed)
+        outcome, _ = attempt(drawn)
+        if outcome.status == "fail":
+            drawn, outcome = _lower_failure(
+                spec, drawn, outcome, lambda a: drawn_for(spec, args, kwargs, a, inputs, seed=seed), attempt
+            )
+            result.failure = outcome
+            result.counterexample = _counterexample(spec, drawn, outcome, inputs)
+            break
+    if result.failure is None and examples > len(bounds):
         run = hypothesis.seed(seed)(hypothesis_settings(examples - len(bounds), settings)(run))
         try:
             run()
@@ -127,16 +138,6 @@ def explore(
                 raise
             result.failure = cause.probe
             result.counterexample = _counterexample(spec, cause.drawn, cause.probe, inputs)
-    for assignment in bounds if result.failure is None else ():
-        drawn = drawn_for(spec, args, kwargs, assignment, inputs, seed=seed)
-        outcome, _ = attempt(drawn)
-        if outcome.status == "fail":
-            drawn, outcome = _lower_failure(
-                spec, drawn, outcome, lambda a: drawn_for(spec, args, kwargs, a, inputs, seed=seed), attempt
-            )
-            result.failure = outcome
-            result.counterexample = _counterexample(spec, drawn, outcome, inputs)
-            break
     if stats.tried and stats.discarded * 2 > stats.tried:
         stats.note = (
             f"{stats.discarded} of {stats.tried} drawn shapes were rejected by the eager model: "
@@ -165,8 +166,8 @@ def _lower_failure(
 ) -> tuple[Drawn, Probe]:
     """Bisect each root of a failing bound down towards its lowest value: the smallest failure found.
 
-    A bound fails only after every root at its lowest passed, so each root's low end is a
-    passing point; hypothesis does not shrink a shape it did not draw, this does it by hand.
+    A root's high bound is probed only after every root at its lowest passed, so its low end is
+    a passing point; hypothesis does not shrink a shape it did not draw, this does it by hand.
     """
     for name in spec.roots:
         good, bad = spec.root_range(name)[0], drawn.assignment[name]
