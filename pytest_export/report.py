@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable
 
 from pytest_export.records import EXPORTABLE, VERDICTS, Record, failure_of
 from pytest_export.report_runtimes import runtime_tables
+from pytest_export.report_schema import GATE_BUCKETS, check_gate, check_scope
 
 __all__ = [
     "REPORT_SCHEMA",
@@ -48,8 +49,7 @@ __all__ = [
 REPORT_SCHEMA = "pytest-export-report"
 REPORT_VERSION = 1
 FORMATS = (".json", ".html", ".md")
-#: The gate's result buckets, in the order they are shown (pytest_export.gate fills them).
-GATE_BUCKETS = ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
+
 
 class ReportError(ValueError):
     """A report file is unreadable or not a valid report; the message names the file and field."""
@@ -113,52 +113,6 @@ def build_report(
     }
 
 
-def _is_str_list(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)
-
-
-def _validate_scope(scope: dict[str, Any]) -> None:
-    # Missing fields mean "unknown" (gate.Scope.from_dict); present ones must have their type.
-    for name in ("files", "modes", "deselected", "tests", "ran"):
-        if scope.get(name) is not None and not _is_str_list(scope[name]):
-            raise ValueError(f"scope.{name} must be a list of strings or null, got {type(scope[name]).__name__}")
-    not_run = scope.get("not_run")
-    if not_run is not None and not (
-        isinstance(not_run, list) and all(_is_str_list(k) and len(k) == 2 for k in not_run)
-    ):
-        raise ValueError("scope.not_run must be a list of [case, mode] string pairs")
-    shard = scope.get("shard")
-    if shard is not None and not (
-        isinstance(shard, list) and len(shard) == 2 and all(type(v) is int for v in shard) and 1 <= shard[0] <= shard[1]
-    ):
-        raise ValueError(f"scope.shard must be [index, count] with 1 <= index <= count, got {shard!r}")
-    if "filtered" in scope and not isinstance(scope["filtered"], bool):
-        raise ValueError(f"scope.filtered must be bool, got {type(scope['filtered']).__name__}")
-
-
-def _validate_gate(gate: dict[str, Any]) -> None:
-    if "baseline" in gate and not isinstance(gate["baseline"], str):
-        raise ValueError(f"gate.baseline must be str, got {type(gate['baseline']).__name__}")
-    if "failed" in gate and not isinstance(gate["failed"], bool):
-        raise ValueError(f"gate.failed must be bool, got {type(gate['failed']).__name__}")
-    for bucket in GATE_BUCKETS:
-        entries = gate.get(bucket)
-        if entries is None:
-            continue
-        if not isinstance(entries, list):
-            raise ValueError(f"gate.{bucket} must be a list, got {type(entries).__name__}")
-        for i, e in enumerate(entries):
-            where = f"gate.{bucket}[{i}]"
-            if not isinstance(e, dict):
-                raise ValueError(f"{where} must be an object, got {type(e).__name__}")
-            for name in ("case", "mode"):
-                if not isinstance(e.get(name), str):
-                    raise ValueError(f"{where}.{name} must be str, got {type(e.get(name)).__name__}")
-            for name in ("test", "before", "after", "headline", "why"):
-                if e.get(name) is not None and not isinstance(e[name], str):
-                    raise ValueError(f"{where}.{name} must be str or null, got {type(e[name]).__name__}")
-
-
 def validate_report(data: Any, source: str = "report") -> dict[str, Any]:
     """Return the report a JSON document holds (records decoded), else raise ReportError naming ``source`` and the field."""
     if not isinstance(data, dict):
@@ -181,8 +135,9 @@ def validate_report(data: Any, source: str = "report") -> dict[str, Any]:
         if data.get(name) is not None and not isinstance(data[name], dict):
             raise ReportError(f"{source}: field {name!r} must be an object or null")
     try:
-        _validate_scope(data.get("scope") or {})
-        _validate_gate(data.get("gate") or {})
+        check_scope(data.get("scope") or {})
+        if data.get("gate") is not None:
+            check_gate(data["gate"])
         records = [Record.from_dict(r, f"records[{i}]") for i, r in enumerate(data["records"])]
     except ValueError as exc:  # SchemaError included: it names the record's field
         raise ReportError(f"{source}: {exc}") from None

@@ -131,13 +131,17 @@ def test_wrong_container_types_are_rejected_by_the_loader(path, value):
 
 
 @pytest.mark.parametrize("path, value, message", [
-    (("scope", "files"), 5, "bad.json: scope.files must be a list of strings or null, got int"),
-    (("scope", "deselected"), ["a", 1], "bad.json: scope.deselected must be a list of strings or null, got list"),
-    (("scope", "not_run"), [1], "bad.json: scope.not_run must be a list of [case, mode] string pairs"),
+    (("scope", "files"), 5, "bad.json: scope.files must be a list or null, got int"),
+    (("scope", "deselected"), ["a", 1], "bad.json: scope.deselected[1] must be str, got int"),
+    (("scope", "not_run"), [1], "bad.json: scope.not_run[0] must be a list, got int"),
+    (("scope", "not_run"), [["case"]], "bad.json: scope.not_run must be a list of [case, mode] string pairs"),
+    (("scope", "shard"), [3, 2], "bad.json: scope.shard must be [index, count] with 1 <= index <= count, got [3, 2]"),
+    (("scope", "tests"), "a::b", "bad.json: scope.tests must be a list or null, got str"),
     (("scope", "filtered"), "yes", "bad.json: scope.filtered must be bool, got str"),
     (("gate",), {"failed": 1}, "bad.json: gate.failed must be bool, got int"),
     (("gate",), {"regressions": [1]}, "bad.json: gate.regressions[0] must be an object, got int"),
-    (("gate",), {"new": [{"case": "c"}]}, "bad.json: gate.new[0].mode must be str, got NoneType"),
+    (("gate",), {"new": [{"case": "c"}]}, "bad.json: gate.new[0]: missing field(s) ['mode']"),
+    (("gate",), {"new": [{"case": "c", "mode": 3}]}, "bad.json: gate.new[0].mode must be str, got int"),
     (("gate",), {"vanished": [{"case": "c", "mode": "m", "why": {}}]},
      "bad.json: gate.vanished[0].why must be str or null"),
 ])
