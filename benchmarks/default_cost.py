@@ -71,11 +71,12 @@ def build(name: str) -> tuple[Callable[[], Any], tuple, Any]:
     raise ValueError(name)
 
 
-def run_side(side: str, reuse: bool) -> float:
-    """Run one side over every (case, mode) in this process; return the loop's seconds."""
+def run_side(side: str, reuse: bool) -> tuple[float, dict[str, float]]:
+    """Run one side over every (case, mode) in this process; return the loop's seconds and, checked, per-stage sums."""
     import torch
 
     cases = {name: build(name) for name in CASES}
+    stages: dict[str, float] = {}
     start = time.perf_counter()
     for name, (factory, args, spec) in cases.items():
         for mode in MODES:
@@ -90,7 +91,10 @@ def run_side(side: str, reuse: bool) -> float:
                 outcome = exportcore.check(model, args, dynamic_shapes=spec, mode=mode, case_id=name, reuse=reuse)
                 if outcome.status != "passed":
                     raise SystemExit(f"{name} [{mode}] did not pass: {outcome.failure}")
-    return time.perf_counter() - start
+                for stage, seconds in (outcome.timings or {}).items():
+                    key = f"{stage} ({mode})" if stage == "run" else stage
+                    stages[key] = stages.get(key, 0.0) + seconds
+    return time.perf_counter() - start, stages
 
 
 def main() -> int:
@@ -100,7 +104,8 @@ def main() -> int:
     parser.add_argument("--side", choices=("bare", "checked"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.side:
-        print(json.dumps({"seconds": run_side(args.side, not args.no_reuse)}))
+        seconds, stages = run_side(args.side, not args.no_reuse)
+        print(json.dumps({"seconds": seconds, "stages": stages}))
         return 0
     print(f"machine: {machine()}")
     print(f"cases: {', '.join(CASES)}; modes: {', '.join(MODES)}; reuse between modes: {not args.no_reuse}")
@@ -112,8 +117,12 @@ def main() -> int:
             proc = subprocess.run(cmd, cwd=ROOT, env=bench_env(), capture_output=True, text=True, check=False)
             if proc.returncode != 0:
                 raise SystemExit(f"{side} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-            samples[side].append(json.loads(proc.stdout.strip().splitlines()[-1])["seconds"])
+            result = json.loads(proc.stdout.strip().splitlines()[-1])
+            samples[side].append(result["seconds"])
             print(f"round {round_ + 1} {side}: {samples[side][-1]:.1f}s", flush=True)
+            if result["stages"]:  # where the checked side's time went (the outcomes' own stage timings)
+                parts = sorted(result["stages"].items(), key=lambda kv: -kv[1])
+                print("  by stage: " + ", ".join(f"{k} {v:.1f}s" for k, v in parts), flush=True)
     bare, checked = statistics.median(samples["bare"]), statistics.median(samples["checked"])
     print(f"bare export loop (export + run_decompositions + .module() and one call): median {bare:.1f}s")
     print(f"default check (every check, default examples): median {checked:.1f}s")
