@@ -94,9 +94,10 @@ class GlobalState:
             torch.set_float32_matmul_precision(self.matmul_precision)
         if torch.get_num_threads() != self.num_threads:
             torch.set_num_threads(self.num_threads)
-        # A global nn.Module hook left behind (torch's own buffer-assignment hook of an export a
-        # timeout cut short, or a model's) runs in every later case: strict capture then refuses
-        # to trace it ("Attempted to call function marked as skipped"), a false capture failure.
+        # A global nn.Module hook a case left behind (a model's, or torch's own buffer-assignment
+        # hook of a non-strict export that raised: torch removes it without a `finally`) runs in
+        # every later case, and strict capture refuses to trace it ("Attempted to call function
+        # marked as skipped"): a false capture failure.
         import torch.nn.modules.module as nn_module
 
         for name, saved in self.module_hooks.items():

@@ -1,4 +1,4 @@
-"""The runtime-check loop: draw in-spec inputs with hypothesis, probe each, shrink failures.
+"""The runtime-check loop: probe each dim's bounds, then draw in-spec inputs with hypothesis; shrink failures.
 
 The caller exports once and hands in a ``probe(args, kwargs) -> Probe`` that runs eager and
 the exported module(s) on one input; this module only decides which inputs to try.
@@ -22,8 +22,10 @@ from exportcore.shapes.spec import ShapeSpec
 from exportcore.shapes.strategies import concrete_invalid
 from exportcore.shapes.synth import Drawn, drawn_for, inputs_strategy, synthesize
 
-__all__ = ["Probe", "ExploreResult", "explore", "boundary_assignments", "reject_inputs", "PROBE_STATUSES", "DEFAULT_EXAMPLES", "examples_for",
-           "hypothesis_settings"]
+__all__ = [
+    "Probe", "ExploreResult", "explore", "boundary_assignments", "reject_inputs", "PROBE_STATUSES", "DEFAULT_EXAMPLES",
+    "examples_for", "hypothesis_settings",
+]
 
 PROBE_STATUSES = ("ok", "discard", "fail")
 
@@ -65,7 +67,7 @@ def explore(
     inputs: Any = None,
     settings: hypothesis.settings | None = None,
 ) -> ExploreResult:
-    """Probe ``examples`` drawn in-spec inputs; on failure return the shrunk counterexample."""
+    """Probe ``examples`` in-spec inputs (the bounds, then hypothesis' draws); on failure return the shrunk counterexample."""
     if not isinstance(examples, int) or isinstance(examples, bool) or examples < 0:
         raise ValueError(f"examples must be a non-negative int, got {examples!r}")
     result = ExploreResult(ExampleStats())
