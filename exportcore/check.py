@@ -242,7 +242,10 @@ def _default_case_id(model: Any) -> str:
 
 def _parse_spec(model: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> ShapeSpec | None:
     from exportcore.shapes import ShapeSpec
+    from exportcore.shapes.shapes_spec import export_accepts_shapes_spec, is_shapes_spec, unsupported_message
 
+    if is_shapes_spec(dynamic_shapes) and not export_accepts_shapes_spec():
+        raise ValueError(unsupported_message())  # the case's input, not a capture failure of the model
     return ShapeSpec.from_export_spec(dynamic_shapes, tuple(args), kwargs, model=model)
 
 

@@ -4,7 +4,9 @@ Measured by running ``pytest exportdb/ --export-report=db-X.json`` on torch 2.6,
 comparing with the catalog's expectations (recorded on torch 2.14); regenerate the same way when
 a release is added. Each entry is ``(case, mode): [(until, outcome...), ...]``: the case had that
 outcome on every release before ``until``. A change listed "at 2.8" happened in 2.7 or 2.8, one
-"at 2.14" somewhere after 2.10 (the 2.12 matrix run of 23 Nov moved map_over_leading_dim and tensor_grad_hook to 2.11, bisected on 2.10, 2.11, 2.13). Outcomes: ``("passes",)``, ``("fails", category, stage)``,
+"at 2.14" somewhere after 2.10. The matrix runs of 23 Nov (every release 2.6-2.15) moved
+map_over_leading_dim and tensor_grad_hook[strict] to 2.11, and torch_check_on_value and
+user_class_context_manager[strict] to 2.13 (2.12 still fails them, 2.13 passes). Outcomes: ``("passes",)``, ``("fails", category, stage)``,
 ``("skip", why)`` (the case cannot run on that torch at all).
 """
 
@@ -67,16 +69,16 @@ OLDER: dict[tuple[str, str], list[tuple[str, ...]]] = {
     ('tolist_as_index', 'non_strict'): [('2.10', 'fails', 'data-dependent', 'capture')],
     ('tolist_as_index', 'strict'): [('2.10', 'fails', 'torch.dynamic-shape', 'constraints')],
     ('tolist_as_index', 'training'): [('2.10', 'fails', 'data-dependent', 'capture')],
-    ('torch_check_on_value', 'non_strict'): [('2.14', 'fails', 'internal', 'capture')],
-    ('torch_check_on_value', 'strict'): [('2.14', 'fails', 'internal', 'capture')],
-    ('torch_check_on_value', 'training'): [('2.14', 'fails', 'internal', 'capture')],
+    ('torch_check_on_value', 'non_strict'): [('2.13', 'fails', 'internal', 'capture')],
+    ('torch_check_on_value', 'strict'): [('2.13', 'fails', 'internal', 'capture')],
+    ('torch_check_on_value', 'training'): [('2.13', 'fails', 'internal', 'capture')],
     ('unbacked_reshape', 'non_strict'): [('2.8', 'fails', 'data-dependent', 'capture')],
     ('unbacked_reshape', 'strict'): [('2.8', 'fails', 'torch.dynamic-shape', 'constraints')],
     ('unbacked_reshape', 'training'): [('2.8', 'fails', 'data-dependent', 'capture')],
     ('unbacked_reshape_checked', 'non_strict'): [('2.8', 'fails', 'data-dependent', 'capture')],
     ('unbacked_reshape_checked', 'strict'): [('2.8', 'fails', 'torch.dynamic-shape', 'constraints')],
     ('unbacked_reshape_checked', 'training'): [('2.8', 'fails', 'data-dependent', 'capture')],
-    ('user_class_context_manager', 'strict'): [('2.8', 'fails', 'python.context-manager', 'capture'), ('2.14', 'fails', 'python.builtin', 'capture')],
+    ('user_class_context_manager', 'strict'): [('2.8', 'fails', 'python.context-manager', 'capture'), ('2.13', 'fails', 'python.builtin', 'capture')],
     ('while_loop_counter', 'non_strict'): [('2.8', 'fails', 'torch.operator', 'capture')],
     ('while_loop_counter', 'strict'): [('2.8', 'fails', 'internal', 'run')],
     ('while_loop_counter', 'training'): [('2.8', 'fails', 'torch.operator', 'capture')],

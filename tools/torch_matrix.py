@@ -67,6 +67,9 @@ def _pip_env(keep_config: bool) -> dict[str, str]:
     env = dict(os.environ)
     if not keep_config:
         env["PIP_CONFIG_FILE"] = os.devnull
+        # A machine's local wheel folder may hold a CPU build of some torch (this one has 2.13.0+cpu):
+        # pip prefers it, and PyPI's torchvision, built against PyPI's torch, then fails to load its ops.
+        env.pop("PIP_FIND_LINKS", None)
     return env
 
 
@@ -84,13 +87,19 @@ def _torch_in(python: Path) -> str:
     return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
+def _vision_works(python: Path) -> bool:
+    """Whether torchvision's C++ ops load next to the venv's torch (they do not next to a mismatched build)."""
+    code = "import torch, torchvision; torchvision.ops.nms(torch.zeros(1, 4), torch.zeros(1), 0.5)"
+    return subprocess.run([str(python), "-c", code], capture_output=True).returncode == 0
+
+
 def ensure_venv(minor: str, venvs: Path, log: Path, keep_config: bool) -> tuple[Path, str]:
     """Return (python, install note) of a venv holding this torch and the project installed editable."""
     torch_v, vision_v = PINS[minor]
     venv = venvs / f"torch-{minor}"
     python = venv / "bin" / "python"
     env = _pip_env(keep_config)
-    if _torch_in(python).split("+")[0] != torch_v:
+    if _torch_in(python).split("+")[0] != torch_v or not _vision_works(python):
         subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
         rc = _run([str(python), "-m", "pip", "install", "-q", f"torch=={torch_v}", f"torchvision=={vision_v}"], log, env)
         if rc:

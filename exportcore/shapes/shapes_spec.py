@@ -38,6 +38,30 @@ def is_shapes_spec(value: Any) -> bool:
                for c in type(value).__mro__)
 
 
+def export_accepts_shapes_spec() -> bool:
+    """Whether this torch's ``torch.export.export`` takes a ShapesSpec/ParamsSpec as ``dynamic_shapes``.
+
+    Asked of export itself, not of the version: torch 2.13 ships ``dynamic_spec`` but its export
+    does not take the spec yet ("object of type 'ShapesSpec' has no len()"); 2.14's does.
+    """
+    import importlib
+
+    try:
+        trace = importlib.import_module("torch.export._trace")
+    except ImportError:  # pragma: no cover - every supported torch has it
+        return False
+    return getattr(trace, "ShapesSpec", None) is not None
+
+
+def unsupported_message() -> str:
+    """Say that this torch has ShapesSpec but its export does not take it, naming the installed torch."""
+    import torch
+
+    return (f"dynamic_shapes: a ShapesSpec/ParamsSpec needs a torch whose export accepts it (2.14 and later); "
+            f"torch {torch.__version__} has torch.fx.experimental.dynamic_spec but its torch.export does not take "
+            "the spec: use Dim-style dynamic_shapes (Dim, Dim.AUTO, dicts/tuples) on this torch")
+
+
 def unavailable_hint(message: str) -> str:
     """Return what to tell a user whose test failed importing ShapesSpec ("" for other errors)."""
     if "torch.fx.experimental.dynamic_spec" not in message:
