@@ -87,7 +87,10 @@ def _by_stage(f: _Facts) -> tuple[str, ...] | None:
     if f.stage == "eager":
         return ("eager", EAGER_HINT)
     if f.stage == "serialize":
-        if "deserializ" in f.low or "badzipfile" in {n.lower() for n in f.names}:
+        # torch 2.8's load swallows why its archive reader failed and falls back to the pre-2.8
+        # format, which then misses "version": a load failure too, whatever it hides.
+        legacy_fallback = "no item named 'version' in the archive" in f.low
+        if "deserializ" in f.low or "badzipfile" in {n.lower() for n in f.names} or legacy_fallback:
             return ("serialization", "torch.export.load cannot rebuild the program: import the modules that"
                     " register its custom ops (torch.library) before loading, and save/load with the same torch")
         return ("serialization", "torch.export.save cannot write this program: check for custom ops without a"
