@@ -6,7 +6,9 @@ a release is added. Each entry is ``(case, mode): [(until, outcome...), ...]``: 
 outcome on every release before ``until``. A change listed "at 2.8" happened in 2.7 or 2.8, one
 "at 2.14" somewhere after 2.10. The matrix runs of 23 Nov (every release 2.6-2.15) moved
 map_over_leading_dim and tensor_grad_hook[strict] to 2.11, and torch_check_on_value and
-user_class_context_manager[strict] to 2.13 (2.12 still fails them, 2.13 passes). Outcomes: ``("passes",)``, ``("fails", category, stage)``,
+user_class_context_manager[strict] to 2.13 (2.12 still fails them, 2.13 passes); on 2.8 and 2.9
+closure_over_tensor[strict], tensor_attribute_assignment[non_strict, training] and
+tensor_identity_via_data_ptr[strict] still fail as on 2.6, so their change is at 2.10. Outcomes: ``("passes",)``, ``("fails", category, stage)``,
 ``("skip", why)`` (the case cannot run on that torch at all).
 """
 
@@ -27,7 +29,7 @@ OLDER: dict[tuple[str, str], list[tuple[str, ...]]] = {
     ('checkpoint_skipped_when_exporting', 'strict'): [('2.8', 'skip', "eager refuses it on this torch: module 'torch.compiler' has no attribute 'is_exporting'")],
     ('checkpoint_skipped_when_exporting', 'training'): [('2.8', 'skip', "eager refuses it on this torch: module 'torch.compiler' has no attribute 'is_exporting'")],
     ('checkpointed_block', 'strict'): [('2.10', 'passes')],
-    ('closure_over_tensor', 'strict'): [('2.8', 'fails', 'python.closure', 'capture'), ('2.10', 'fails', 'torch.dynamic-shape', 'input')],
+    ('closure_over_tensor', 'strict'): [('2.10', 'fails', 'python.closure', 'capture')],
     ('cond_branch_mutates_operand', 'non_strict'): [('2.8', 'passes'), ('2.14', 'skip', "eager refuses it on this torch: Cond doesn't work unless it is captured completely with torch.compile. Scroll up to find out what causes the g")],
     ('cond_branch_mutates_operand', 'strict'): [('2.8', 'passes'), ('2.14', 'skip', "eager refuses it on this torch: Cond doesn't work unless it is captured completely with torch.compile. Scroll up to find out what causes the g")],
     ('cond_branches_different_shapes', 'non_strict'): [('2.8', 'skip', "eager refuses it on this torch: Expect branches to return tensors with same metadata but find pair[0] differ in 'shape: torch.Size([2, 3]) vs ")],
@@ -59,12 +61,12 @@ OLDER: dict[tuple[str, str], list[tuple[str, ...]]] = {
     ('split_at_item_index', 'non_strict'): [('2.8', 'fails', 'data-dependent', 'capture')],
     ('split_at_item_index', 'strict'): [('2.8', 'fails', 'torch.dynamic-shape', 'constraints')],
     ('split_at_item_index', 'training'): [('2.8', 'fails', 'data-dependent', 'capture')],
-    ('tensor_attribute_assignment', 'non_strict'): [('2.8', 'fails', 'torch.mutation', 'capture'), ('2.10', 'fails', 'internal', 'capture')],
+    ('tensor_attribute_assignment', 'non_strict'): [('2.10', 'fails', 'torch.mutation', 'capture')],
     ('tensor_attribute_assignment', 'strict'): [('2.10', 'fails', 'torch.mutation', 'capture')],
-    ('tensor_attribute_assignment', 'training'): [('2.8', 'fails', 'torch.mutation', 'capture'), ('2.10', 'fails', 'internal', 'capture')],
+    ('tensor_attribute_assignment', 'training'): [('2.10', 'fails', 'torch.mutation', 'capture')],
     ('tensor_grad_hook', 'strict'): [('2.11', 'fails', 'internal', 'capture')],
     ('tensor_identity_via_data_ptr', 'non_strict'): [('2.8', 'fails', 'numerics', 'numerics')],
-    ('tensor_identity_via_data_ptr', 'strict'): [('2.8', 'fails', 'python.builtin', 'capture'), ('2.10', 'fails', 'torch.mutation', 'capture')],
+    ('tensor_identity_via_data_ptr', 'strict'): [('2.10', 'fails', 'python.builtin', 'capture')],
     ('tensor_identity_via_data_ptr', 'training'): [('2.8', 'fails', 'numerics', 'numerics')],
     ('tolist_as_index', 'non_strict'): [('2.10', 'fails', 'data-dependent', 'capture')],
     ('tolist_as_index', 'strict'): [('2.10', 'fails', 'torch.dynamic-shape', 'constraints')],
