@@ -9,7 +9,8 @@ map_over_leading_dim and tensor_grad_hook[strict] to 2.11, and torch_check_on_va
 user_class_context_manager[strict] to 2.13 (2.12 still fails them, 2.13 passes); on 2.8 and 2.9
 closure_over_tensor[strict], tensor_attribute_assignment[non_strict, training] and
 tensor_identity_via_data_ptr[strict] still fail as on 2.6, so their change is at 2.10; 2.9 alone
-fails checkpointed_block[strict] (torch.operator) and frozen_submodule[training]. Outcomes: ``("passes",)``, ``("fails", category, stage)``,
+fails checkpointed_block[strict] (torch.operator) and frozen_submodule[training]; twelve outcomes
+listed "at 2.8" already hold on 2.7 (2.7.1 run of 23 Nov; 2.6 keeps the older one). Outcomes: ``("passes",)``, ``("fails", category, stage)``,
 ``("skip", why)`` (the case cannot run on that torch at all).
 """
 
@@ -34,17 +35,17 @@ OLDER: dict[tuple[str, str], list[tuple[str, ...]]] = {
     # program computes a gradient eager does not (measured on 2.8, 2.9, 2.10).
     ('frozen_submodule', 'training'): [('2.9', 'passes'), ('2.10', 'fails', 'numerics', 'training')],
     ('closure_over_tensor', 'strict'): [('2.10', 'fails', 'python.closure', 'capture')],
-    ('cond_branch_mutates_operand', 'non_strict'): [('2.8', 'passes'), ('2.14', 'skip', "eager refuses it on this torch: Cond doesn't work unless it is captured completely with torch.compile. Scroll up to find out what causes the g")],
-    ('cond_branch_mutates_operand', 'strict'): [('2.8', 'passes'), ('2.14', 'skip', "eager refuses it on this torch: Cond doesn't work unless it is captured completely with torch.compile. Scroll up to find out what causes the g")],
+    ('cond_branch_mutates_operand', 'non_strict'): [('2.7', 'passes'), ('2.8', 'fails', 'decomposition', 'decompose'), ('2.14', 'skip', "eager refuses it on this torch: Cond doesn't work unless it is captured completely with torch.compile. Scroll up to find out what causes the g")],
+    ('cond_branch_mutates_operand', 'strict'): [('2.7', 'passes'), ('2.8', 'fails', 'decomposition', 'decompose'), ('2.14', 'skip', "eager refuses it on this torch: Cond doesn't work unless it is captured completely with torch.compile. Scroll up to find out what causes the g")],
     ('cond_branches_different_shapes', 'non_strict'): [('2.8', 'skip', "eager refuses it on this torch: Expect branches to return tensors with same metadata but find pair[0] differ in 'shape: torch.Size([2, 3]) vs ")],
     ('cond_branches_different_shapes', 'strict'): [('2.8', 'skip', "eager refuses it on this torch: Expect branches to return tensors with same metadata but find pair[0] differ in 'shape: torch.Size([2, 3]) vs ")],
     ('cond_branches_different_shapes', 'training'): [('2.8', 'skip', "eager refuses it on this torch: Expect branches to return tensors with same metadata but find pair[0] differ in 'shape: torch.Size([2, 3]) vs ")],
-    ('contextlib_contextmanager', 'strict'): [('2.8', 'fails', 'internal', 'capture')],
-    ('data_attribute_assignment', 'non_strict'): [('2.8', 'fails', 'serialization', 'serialize')],
-    ('data_attribute_assignment', 'training'): [('2.8', 'fails', 'serialization', 'serialize')],
-    ('dataclass_registered', 'non_strict'): [('2.8', 'fails', 'internal', 'run')],
-    ('dataclass_registered', 'strict'): [('2.8', 'fails', 'internal', 'run')],
-    ('dataclass_registered', 'training'): [('2.8', 'fails', 'internal', 'run')],
+    ('contextlib_contextmanager', 'strict'): [('2.7', 'fails', 'internal', 'capture'), ('2.8', 'passes')],
+    ('data_attribute_assignment', 'non_strict'): [('2.7', 'fails', 'serialization', 'serialize'), ('2.8', 'fails', 'numerics', 'numerics')],
+    ('data_attribute_assignment', 'training'): [('2.7', 'fails', 'serialization', 'serialize'), ('2.8', 'fails', 'numerics', 'training')],
+    ('dataclass_registered', 'non_strict'): [('2.7', 'fails', 'internal', 'run'), ('2.8', 'passes')],
+    ('dataclass_registered', 'strict'): [('2.7', 'fails', 'internal', 'run'), ('2.8', 'passes')],
+    ('dataclass_registered', 'training'): [('2.7', 'fails', 'internal', 'run'), ('2.8', 'passes')],
     ('forward_hook_on_root', 'strict'): [('2.10', 'fails', 'python.assert', 'capture')],
     ('hook_collects_activations', 'non_strict'): [('2.10', 'fails', 'internal', 'capture')],
     ('hook_collects_activations', 'training'): [('2.10', 'fails', 'internal', 'capture')],
@@ -84,8 +85,8 @@ OLDER: dict[tuple[str, str], list[tuple[str, ...]]] = {
     ('unbacked_reshape_checked', 'non_strict'): [('2.8', 'fails', 'data-dependent', 'capture')],
     ('unbacked_reshape_checked', 'strict'): [('2.8', 'fails', 'torch.dynamic-shape', 'constraints')],
     ('unbacked_reshape_checked', 'training'): [('2.8', 'fails', 'data-dependent', 'capture')],
-    ('user_class_context_manager', 'strict'): [('2.8', 'fails', 'python.context-manager', 'capture'), ('2.13', 'fails', 'python.builtin', 'capture')],
-    ('while_loop_counter', 'non_strict'): [('2.8', 'fails', 'torch.operator', 'capture')],
-    ('while_loop_counter', 'strict'): [('2.8', 'fails', 'internal', 'run')],
-    ('while_loop_counter', 'training'): [('2.8', 'fails', 'torch.operator', 'capture')],
+    ('user_class_context_manager', 'strict'): [('2.7', 'fails', 'python.context-manager', 'capture'), ('2.8', 'fails', 'python.builtin', 'capture'), ('2.13', 'fails', 'python.builtin', 'capture')],
+    ('while_loop_counter', 'non_strict'): [('2.7', 'fails', 'torch.operator', 'capture'), ('2.8', 'passes')],
+    ('while_loop_counter', 'strict'): [('2.7', 'fails', 'internal', 'run'), ('2.8', 'passes')],
+    ('while_loop_counter', 'training'): [('2.7', 'fails', 'torch.operator', 'capture'), ('2.8', 'passes')],
 }
