@@ -82,6 +82,8 @@ def _run(cmd: list[str], log: Path, env: dict[str, str] | None = None, cwd: Path
 
 
 def _torch_in(python: Path) -> str:
+    if not python.exists():  # no venv yet (a first run, or one deleted to free disk)
+        return ""
     proc = subprocess.run([str(python), "-c", "import torch; print(torch.__version__)"],
                           capture_output=True, text=True)
     return proc.stdout.strip() if proc.returncode == 0 else ""
@@ -90,6 +92,8 @@ def _torch_in(python: Path) -> str:
 def _vision_works(python: Path) -> bool:
     """Whether torchvision's C++ ops load next to the venv's torch (they do not next to a mismatched build)."""
     code = "import torch, torchvision; torchvision.ops.nms(torch.zeros(1, 4), torch.zeros(1), 0.5)"
+    if not python.exists():
+        return False
     return subprocess.run([str(python), "-c", code], capture_output=True).returncode == 0
 
 
