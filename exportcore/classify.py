@@ -47,7 +47,7 @@ def classify(exc: BaseException, stage: str) -> Failure:
         detail=_trim(text.strip(), _DETAIL_MAX),
         hint=hint,
         source=source,
-        exportdb_case=_safe_case(exc_type, message, new_stage, category),
+        exportdb_case=_safe_case(exc_type, _link_text(message, text), new_stage, category),
         traceback=format_traceback(exc),
     )
 
@@ -98,6 +98,13 @@ def _safe_case(exc_type: str, message: str, stage: str, category: str) -> str | 
         return nearest_case(exc_type, message, stage, category)
     except Exception:  # a broken link table must not hide the failure itself
         return None
+
+
+def _link_text(message: str, text: str) -> str:
+    """The headline, plus dynamo's debug context line where there is one: torch 2.7's graph break on
+    ``a.data_ptr() == b.data_ptr()`` names the traced value's kind (DataPtrVariable) only there."""
+    context = next((line.strip() for line in text.splitlines() if line.strip().startswith("Developer debug context:")), "")
+    return f"{message}\n{context}" if context else message
 
 
 def _safe_str(exc: BaseException) -> str:

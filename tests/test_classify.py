@@ -438,7 +438,8 @@ def test_eager_failure_is_the_model_being_broken():
 @pytest.mark.parametrize("strict", [True, False], ids=["strict", "non_strict"])
 def test_user_assert_that_fails_is_python_assert(strict):
     failure = classify(raised(lambda: export(UserAssert(), (X,), strict=strict)), "capture")
-    assert failure.category == "python.assert"
+    # The whole failure on a miss: on torch 2.8/2.9 this failed only deep in a full -n 2 run.
+    assert failure.category == "python.assert", (failure.category, failure.message)
     assert failure.source is not None and failure.source.line == line_of("MARK-userassert")
     if strict:
         # This module's asserts are rewritten by pytest; dynamo then traces into pytest's saferepr.
