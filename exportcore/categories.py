@@ -11,6 +11,7 @@ Importing this module does not import torch.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import traceback as tb_module
@@ -43,12 +44,14 @@ class _Facts:
     text: str  # str(exc)
     low: str  # lowercased text of the whole exception chain
     code: str  # the user's source line, when known
+    file: str  # the user's source file, when known
     tb: str  # the formatted traceback, for rules that look at where torch raised
 
 
-def decide(exc: BaseException, stage: str, code: str = "") -> tuple[str, str, str]:
-    """Return ``(category, hint, stage)`` for ``exc`` raised at ``stage``; ``code`` is the user's source line."""
-    return _decide(_facts(exc, stage, code))
+def decide(exc: BaseException, stage: str, code: str = "", file: str = "") -> tuple[str, str, str]:
+    """Return ``(category, hint, stage)`` for ``exc`` raised at ``stage``; ``code`` and ``file`` are the
+    user's source line and file, where known."""
+    return _decide(_facts(exc, stage, code, file))
 
 
 def format_traceback(exc: BaseException) -> str:
@@ -57,13 +60,13 @@ def format_traceback(exc: BaseException) -> str:
     return text if len(text) <= _TRACEBACK_MAX else "...\n" + text[-_TRACEBACK_MAX:]
 
 
-def _facts(exc: BaseException, stage: str, code: str) -> _Facts:
+def _facts(exc: BaseException, stage: str, code: str, file: str = "") -> _Facts:
     chain = exception_chain(exc)
     names = {cls.__name__ for e in chain for cls in type(e).__mro__}
     error_type = getattr(getattr(exc, "error_type", None), "name", "") or ""
     text = _safe_str(exc)
     low = "\n".join(_safe_str(e) for e in chain).lower()
-    return _Facts(exc, stage, names, error_type, text, low, code.strip(), format_traceback(exc))
+    return _Facts(exc, stage, names, error_type, text, low, code.strip(), file, format_traceback(exc))
 
 
 def _safe_str(exc: BaseException) -> str:
@@ -378,12 +381,30 @@ def _raw_data(f: _Facts) -> tuple[str, ...] | None:
             " in a torch.library custom op with a fake kernel, or replace it with torch ops")
 
 
+_PYTEST_REWROTE = ("pytest rewrote this model's `assert` (the model lives in a test module): move the model to a"
+                   " non-test module or add PYTEST_DONT_REWRITE to the module docstring, or use torch._check(...)")
+
+
+def _rewritten_by_pytest(file: str) -> bool:
+    """Whether the module loaded from ``file`` had its asserts rewritten by pytest (it holds the rewriter's names)."""
+    if not file:
+        return False
+    wanted = os.path.realpath(file)  # the source location is shown relative to the working directory
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and "@pytest_ar" in getattr(module, "__dict__", {}) and os.path.realpath(path) == wanted:
+            return True
+    return False
+
+
 def _user_assert(f: _Facts) -> tuple[str, ...] | None:
     if re.search(r"_pytest[/\\]assertion[/\\]rewrite\.py", f.low):
         # A model defined in a test module: pytest rewrote its `assert` and dynamo traced into saferepr.
-        return ("python.assert", "pytest rewrote this model's `assert` (the model lives in a test module): move"
-                " the model to a non-test module or add PYTEST_DONT_REWRITE to the module docstring, or use"
-                " torch._check(...)")
+        return ("python.assert", _PYTEST_REWROTE)
+    if f.code.startswith("assert") and "ObservedException" in f.names and _rewritten_by_pytest(f.file):
+        # Same cause, another symptom: something in pytest's assertion helpers (plugins' assertrepr
+        # hooks included) raised under dynamo, whose user stack then shows only the model's line.
+        return ("python.assert", _PYTEST_REWROTE)
     if type(f.exc) is AssertionError and f.code.startswith("assert"):
         return ("python.assert", "The model's own `assert` fails during export: make it hold for the example"
                 " inputs, or express it with torch._check(...)")

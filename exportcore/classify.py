@@ -31,12 +31,15 @@ def classify(exc: BaseException, stage: str) -> Failure:
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}, got {stage!r}")
     source = user_source(exc)
-    category, hint, new_stage = decide(exc, stage, source.code if source else "")
+    category, hint, new_stage = decide(exc, stage, source.code if source else "", source.file if source else "")
     error_type = getattr(getattr(exc, "error_type", None), "name", "")  # torch._dynamo.exc.UserError
     exc_type = type(exc).__name__ + (f"({error_type})" if isinstance(error_type, str) and error_type else "")
     text = _safe_str(exc)
     message = _headline(text) or exc_type
     inner = exc.__cause__ or exc.__context__
+    if "found no exception handler" in message and inner is not None and not _safe_str(inner).strip():
+        # torch 2.6-2.8: dynamo's own raise (a dict lookup, a getattr) has no message; its type says what
+        message = f"{message} (raised: {type(inner).__name__.removeprefix('Observed')})"
     if message.startswith("Cond doesn't work unless it is captured completely") and inner is not None:
         message = _headline(_safe_str(inner)) or message  # torch 2.6: the reason is in the cause
     return Failure(

@@ -446,6 +446,36 @@ def test_user_assert_that_fails_is_python_assert(strict):
         assert "PYTEST_DONT_REWRITE" in failure.hint
 
 
+def test_user_assert_through_a_raising_assertrepr_hook_is_still_python_assert(pytester):
+    # Seen on torch 2.8/2.9 deep in a full -n 2 run: dynamo traced the rewritten assert into the
+    # plugins' pytest_assertrepr_compare hooks, one raised, and dynamo reported only "Observed
+    # exception" with the model's line (no rewrite.py frame in its user stack to recognise).
+    pytester.makeconftest(
+        "def pytest_assertrepr_compare(config, op, left, right):\n"
+        "    return {}['no such key']\n"
+    )
+    pytester.makepyfile(test_model='''
+        import torch
+        from exportcore.classify import classify
+
+        class UserAssert(torch.nn.Module):
+            def forward(self, x):
+                assert x.dim() == 3, "expects a 3-d input"
+                return x
+
+        def test_classify_it():
+            try:
+                torch.export.export(UserAssert(), (torch.randn(4, 3),), strict=True)
+            except Exception as exc:
+                failure = classify(exc, "capture")
+            else:
+                raise AssertionError("export should have failed")
+            assert failure.category == "python.assert", (failure.category, failure.message)
+            assert "PYTEST_DONT_REWRITE" in failure.hint
+    ''')
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
 @pytest.fixture(scope="module")
 def static_program():
     return export(Double(), (X,))
