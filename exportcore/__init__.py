@@ -11,23 +11,14 @@ Importing this package does not import torch; torch loads on the first ``check``
 
 from __future__ import annotations
 
-from exportcore.case import CHECKS, DEFAULT_CHECKS, Case
-from exportcore.outcome import (
-    SCHEMA_VERSION,
-    Counterexample,
-    ExampleStats,
-    Failure,
-    Finding,
-    GraphStats,
-    Outcome,
-    SchemaError,
-    SourceLocation,
-)
+import importlib
+from typing import Any
 
-# check.py imports torch only inside functions; importing it eagerly also keeps the
-# name `exportcore.check` bound to the function rather than to the submodule.
+from exportcore.case import CHECKS, DEFAULT_CHECKS, Case
+
+# check.py imports its engine only inside check(): importing it eagerly keeps the name
+# `exportcore.check` bound to the function rather than to the submodule, at no cost.
 from exportcore.check import check, check_case
-from exportcore.modes import MODES, Mode, register_mode
 
 __all__ = [
     "CHECKS", "DEFAULT_CHECKS", "Case", "SCHEMA_VERSION", "Counterexample", "ExampleStats",
@@ -35,3 +26,23 @@ __all__ = [
     "MODES", "Mode", "check", "check_case", "register_mode",
 ]
 
+# The rest of the public API loads on first use (PEP 562): the pytest plugin imports this
+# package in every session, and the outcome's dataclasses alone cost milliseconds to build.
+_LAZY = {
+    **dict.fromkeys(("SCHEMA_VERSION", "Counterexample", "ExampleStats", "Failure", "Finding", "GraphStats",
+                     "Outcome", "SchemaError", "SourceLocation"), "exportcore.outcome"),
+    **dict.fromkeys(("MODES", "Mode", "register_mode"), "exportcore.modes"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'exportcore' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -7,16 +7,17 @@ import zlib
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from exportcore.case import CHECKS, DEFAULT_CHECKS, Case
-from exportcore.clock import StageClock
-from exportcore.context import CheckFailed, Run
-from exportcore.deadline import CaseTimeout, deadline
-from exportcore.modes import Mode, get_mode
-from exportcore.outcome import Failure, Outcome
 
 if TYPE_CHECKING:
+    from exportcore.context import Run
+    from exportcore.modes import Mode
+    from exportcore.outcome import Outcome
     from exportcore.shapes.spec import ShapeSpec
 
-__all__ = ["check", "check_case", "CheckFailed"]
+# `import exportcore` binds check() at once (the package's name `check` must be the function,
+# not this submodule), and the plugin imports exportcore in every pytest session: the engine's
+# own modules load on the first check() call, so a session without exportable tests pays nothing.
+__all__ = ["check", "check_case"]
 
 
 def check(
@@ -59,7 +60,11 @@ def check(
     """
     import torch
 
+    from exportcore.clock import StageClock
+    from exportcore.context import CheckFailed, Run
+    from exportcore.deadline import CaseTimeout, deadline
     from exportcore.explain import DEPTHS
+    from exportcore.outcome import Failure, Outcome
     from exportcore.input_budget import budget_notes, default_budget, parse_bytes
     from exportcore.pipeline import walk
     from exportcore.shapes import examples_for
@@ -168,6 +173,8 @@ def check_case(case: Case, mode: str = "non_strict", **options: Any) -> Outcome:
 
 
 def _validate(model: Any, args: Any, kwargs: Any, mode: str, checks: Any, examples: Any, rtol: Any, atol: Any) -> Mode:
+    from exportcore.modes import get_mode
+
     if not callable(model):
         raise TypeError(f"model must be a torch.nn.Module or a callable, got {type(model).__name__}")
     if not isinstance(args, tuple):

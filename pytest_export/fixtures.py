@@ -7,11 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
-from pytest_export.journaling import note_done, note_started
-from pytest_export.marker import ExportSpec
 from pytest_export.options import OPTIONS
-from pytest_export.records import Record
-from pytest_export.runner import add_record, engine_options, run_engine, settle_outcome
 
 if TYPE_CHECKING:
     from exportcore.outcome import Outcome
@@ -38,9 +34,14 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
 
     def check(model: Any, args: tuple, kwargs: dict[str, Any] | None = None, mode: str = "non_strict",
               target: str | None = None, device: str = "cpu", **extra: Any) -> Outcome:
+        # Imported at the first call: a plugin module's fixtures load with it, in every session.
         from exportcore.case import Case
         from exportcore.devices import DEVICES
         from exportcore.targets import TARGETS, column_label
+        from pytest_export.journaling import note_done, note_started
+        from pytest_export.marker import ExportSpec
+        from pytest_export.records import Record
+        from pytest_export.runner import add_record, engine_options, run_engine, settle_outcome
 
         unknown = sorted(set(extra) - set(_OPTIONS))
         if unknown:

@@ -26,9 +26,10 @@ import pytest
 from pytest_export.journal import Journal, journal_path, lost_records, read_journal, recover
 from pytest_export.records import Record, item_case_id
 from pytest_export.report import write_report
+from pytest_export.session_state import distributed
 
 __all__ = [
-    "INFLIGHT", "InflightDir", "JournalPlugin", "WorkerNotes", "crashed_inflight", "distributed", "note_done",
+    "INFLIGHT", "InflightDir", "JournalPlugin", "WorkerNotes", "crashed_inflight", "note_done",
     "note_started", "recover_stale",
 ]
 
@@ -76,11 +77,6 @@ def recover_stale(path: Path, shown: str) -> str:
     write_report(report, path)
     journal.unlink(missing_ok=True)
     return f"pytest-export: recovered {shown} from the journal of a killed session ({report['stop_reason']})"
-
-
-def distributed(config: pytest.Config) -> bool:
-    """Return whether xdist runs this session's tests in workers (decided before xdist configures)."""
-    return bool(config.getoption("numprocesses", None) or config.getoption("tx", None))
 
 
 def _alive(pid: int) -> bool:

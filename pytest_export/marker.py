@@ -11,12 +11,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from exportcore.case import CHECKS
-from exportcore.categories import CATEGORIES
-from exportcore.compare import tolerance_problem
 from exportcore.devices import DEVICES
 from exportcore.modes import mode_names, target_mode_problem
 from exportcore.targets import TARGETS, column_label
-from pytest_export.records import Expectation
+from pytest_export.expectation import Expectation
 
 if TYPE_CHECKING:
     import pytest
@@ -154,6 +152,8 @@ def _names(arg: str, value: Any, known: Iterable[str], what: str) -> tuple[str, 
 
 
 def _tolerance(arg: str, value: Any) -> float | None:
+    from exportcore.compare import tolerance_problem
+
     problem = tolerance_problem(value)
     if problem:
         raise MarkerError(f"{arg} {problem}")
@@ -194,6 +194,8 @@ def _check_category(mode: str, category: str | None) -> None:
     """Refuse a category the engine never reports: the expectation could never be met."""
     if category is None or mode not in mode_names():
         return  # a plugin's own mode (pytest_export_modes) reports categories of its own
+    from exportcore.categories import CATEGORIES
+
     if category not in CATEGORIES:
         close = difflib.get_close_matches(category, CATEGORIES, n=1)
         also = f" (did you mean {close[0]!r}?)" if close else ""

@@ -17,34 +17,33 @@ Fixture: ``export_check(model, args, kwargs=None, mode="non_strict", **options) 
 Extension hooks: pytest_export.hookspecs. xdist transport: pytest_export.xdist_support.
 
 Each hook hands off at once to a module named for its role. Importing this module
-never imports torch: torch loads only when an exportable test runs.
+never imports torch: torch loads only when an exportable test runs. The engine, records,
+reports and journals load only when a session has an exportable test, a record or a report
+option (function-level imports below): a session without them pays for little more than this file.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any, Generator
+import sys
+from typing import TYPE_CHECKING, Any, Generator
 
 import pytest
 
 from exportcore.modes import mode_names
-from exportcore.outcome import Failure, Outcome
 from exportcore.targets import TARGETS, parse_label
 from pytest_export import hookspecs
-from pytest_export.dim_errors import InvalidDim, explain_dim_error
 from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module's fixtures are registered
-from pytest_export.journaling import InflightDir, WorkerNotes, distributed
 from pytest_export.marker import MARKER, MARKER_HELP, MODE_PARAM, MarkerError, item_mode, parse_marker, refused_item
 from pytest_export.options import OPTIONS, add_options, resolve
-from pytest_export.records import Record, item_case_id, record_key
-from pytest_export.reporting import ReportingPlugin
-from pytest_export.reporting import add_options as add_report_options
-from pytest_export.runner import ITEM_RECORDS, ExportCheckFailed, error_outcome, run_exportable
-from pytest_export.session_state import RECORDS, SELECTED
-from pytest_export.settle import settle_verdict
-from pytest_export.summary import MAX_ROWS, summary_lines
+from pytest_export.report_options import add_options as add_report_options
+from pytest_export.report_options import reporting_wanted
+from pytest_export.session_state import ITEM_RECORDS, RECORDS, SELECTED, distributed
 from pytest_export.threads import share_threads
 from pytest_export.xdist_support import XdistController, is_worker, publish_selected
+
+if TYPE_CHECKING:
+    from pytest_export.records import Record
 
 __all__ = ["export_check"]
 
@@ -80,6 +79,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
         # Workers must not race on one compile cache (torch writes one for compiling modes).
         use_worker_cache_dirs(config.workerinput["workerid"])  # type: ignore[attr-defined]
+        from pytest_export.journaling import WorkerNotes
+
         config.pluginmanager.register(WorkerNotes(config), "export-worker-notes")
         share_threads(config.workerinput["workercount"])  # type: ignore[attr-defined]
         return
@@ -87,8 +88,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistController(config, config.stash[OPTIONS].known_columns()), "export-xdist")
         if distributed(config):
+            from pytest_export.journaling import InflightDir
+
             config.pluginmanager.register(InflightDir(), "export-inflight")
-    config.pluginmanager.register(ReportingPlugin(config), "export-reporting")
+    if reporting_wanted(config):
+        from pytest_export.reporting import ReportingPlugin
+
+        config.pluginmanager.register(ReportingPlugin(config), "export-reporting")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -157,6 +163,9 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     spec = parse_marker(marker.args, marker.kwargs, options.known_modes)  # type: ignore[union-attr]
     funcargs = pyfuncitem.funcargs
     testargs = {arg: funcargs[arg] for arg in pyfuncitem._fixtureinfo.argnames}
+    from pytest_export.dim_errors import InvalidDim, explain_dim_error
+    from pytest_export.runner import run_exportable
+
     problem = None
     try:
         result = pyfuncitem.obj(**testargs)
@@ -174,12 +183,15 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     """Attach the item's records to its report, so they reach the controller (also under xdist)."""
     report = yield
-    if call.excinfo is not None and isinstance(call.excinfo.value, ExportCheckFailed):
+    runner = sys.modules.get("pytest_export.runner")  # not imported: no export ran, nothing of ours failed
+    if call.excinfo is not None and runner is not None and isinstance(call.excinfo.value, runner.ExportCheckFailed):
         crash = getattr(report.longrepr, "reprcrash", None)
         if crash is not None:
             crash.message = call.excinfo.value.headline  # the short summary line
     records = item.stash.get(ITEM_RECORDS, None)
     if records:
+        from pytest_export.settle import settle_verdict
+
         for record in records:
             if record.source == "marker":
                 settle_verdict(item, record, report, call.excinfo)  # pytest's xfail, warnings as errors, ...
@@ -244,6 +256,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for item in session.items:
         mode = item_mode(item)
         if mode is not None:
+            from pytest_export.records import item_case_id
+
             keys.add((item_case_id(item, mode), mode))
     if is_worker(session.config):
         publish_selected(session.config, keys)
@@ -259,15 +273,22 @@ class Controller:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Collect the records a report carries."""
-        for i, data in enumerate(getattr(report, "export_records", None) or ()):
+        carried = getattr(report, "export_records", None)
+        if not carried:
+            return
+        from pytest_export.records import Record, record_key
+
+        for i, data in enumerate(carried):
             record = Record.from_dict(data, f"{report.nodeid}: export_records[{i}]")
             self.config.stash[RECORDS].append(record)
             self.config.stash[SELECTED].add(record_key(record))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print the cases x modes matrix."""
-        if self.config.get_verbosity() < -1:
+        if self.config.get_verbosity() < -1 or not self.config.stash[RECORDS]:
             return
+        from pytest_export.summary import MAX_ROWS, summary_lines
+
         full = self.config.get_verbosity() > 0
         lines = summary_lines(self.config.stash[RECORDS], self.config.stash[OPTIONS].known_columns(),
                               max_rows=None if full else MAX_ROWS)
@@ -284,6 +305,10 @@ def _has_no_mode(item: pytest.Item) -> bool:
 
 
 def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], report: pytest.TestReport) -> Record:
+    from exportcore.outcome import Failure, Outcome
+    from pytest_export.records import Record, item_case_id
+    from pytest_export.runner import error_outcome
+
     case_id = item_case_id(item, mode)
     message = str(call.excinfo.value) if call.excinfo else str(report.longrepr)
     if report.skipped:

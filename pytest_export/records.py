@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from exportcore.codec import decode, encode, one_of
 from exportcore.outcome import Failure, Outcome
+from pytest_export.expectation import Expectation
 from pytest_export.sanitize import clean_tree
 
 if TYPE_CHECKING:
@@ -44,14 +45,6 @@ VERDICTS = ("passed", "failed", "xfailed", "xpassed", "error", "timeout", "crash
 EXPORTABLE = ("passed", "xpassed")
 #: marker: one record per pytest test (a mode of an exportable test); fixture: one per export_check call.
 SOURCES = ("marker", "fixture")
-
-
-@dataclass(frozen=True)
-class Expectation:
-    """An expected failure in one mode: the marker's ``expect=``, or pytest's own xfail."""
-
-    reason: str
-    category: str | None = None
 
 
 @dataclass(kw_only=True)

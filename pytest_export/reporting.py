@@ -1,4 +1,4 @@
-"""pytest glue for reports and the baseline gate: options, validation, writing, exit status.
+"""pytest glue for reports and the baseline gate: validation, writing, exit status (options: report_options).
 
 The controller alone (a serial run, or xdist's controller) registers ReportingPlugin.
 Rendering and the gate live in pure modules (report*, gate); this one only gathers
@@ -22,30 +22,7 @@ from pytest_export.report_environment import environment, run_modes
 from pytest_export.report_paths import check_writable, fail, parse_shard, same_file, shown
 from pytest_export.session_state import RECORDS, SELECTED
 
-__all__ = ["add_options", "ReportingPlugin", "environment"]
-
-
-def add_options(parser: pytest.Parser, group: Any) -> None:
-    """Register --export-report, --export-baseline, --export-baseline-update and their ini twins."""
-    group.addoption(
-        "--export-report", action="append", dest="export_report", default=[], metavar="PATH",
-        help="write an export report to PATH; format from the extension: .json, .html, .md (repeatable)",
-    )
-    group.addoption(
-        "--export-baseline", dest="export_baseline", default=None, metavar="PATH",
-        help="fail the session when a (case, mode) that passed in this earlier JSON report does not pass now",
-    )
-    group.addoption(
-        "--export-baseline-update", dest="export_baseline_update", action="store_true", default=False,
-        help="write this run's results to the --export-baseline file instead of failing on regressions",
-    )
-    group.addoption(
-        "--export-shard", dest="export_shard", default=None, metavar="I/N",
-        help="this run is shard I of N (recorded in the report, so `python -m pytest_export merge` notices a "
-        "missing shard); read from pytest-split's --group/--splits when given",
-    )
-    parser.addini("export_report", "export report paths (format from the extension)", type="paths", default=[])
-    parser.addini("export_baseline", "baseline JSON report for the export gate", default="")
+__all__ = ["ReportingPlugin", "environment"]
 
 
 class ReportingPlugin:

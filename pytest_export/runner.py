@@ -20,6 +20,7 @@ from pytest_export.marker import ExportSpec
 from pytest_export.options import RunOptions
 from pytest_export.records import Expectation, Record, item_case_id
 from pytest_export.sanitize import clean_text, clean_tree, shown_text
+from pytest_export.session_state import ITEM_RECORDS
 from pytest_export.settle import junit_properties
 from pytest_export.torch_logs import torch_logs_hidden
 
@@ -29,8 +30,6 @@ __all__ = [
     "pytest_timeout_share", "run_engine", "run_exportable", "settle_outcome", "wants_traceback", "warn_findings",
 ]
 
-#: Records produced while an item ran; attached to its report in pytest_runtest_makereport.
-ITEM_RECORDS = pytest.StashKey[list[Record]]()
 
 
 class ExportCheckFailed(pytest.fail.Exception):  # type: ignore[misc,name-defined]

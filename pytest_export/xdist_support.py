@@ -16,15 +16,15 @@ How results travel:
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import pytest
 
-from pytest_export.journal import crashed_record as journal_crashed_record
-from pytest_export.journaling import crashed_inflight
-from pytest_export.records import Record, record_key, split_mode
 from pytest_export.session_state import SELECTED
 from pytest_export.threads import header_line
+
+if TYPE_CHECKING:
+    from pytest_export.records import Record
 
 __all__ = ["XdistController", "is_worker", "mode_of", "publish_selected", "crashed_record"]
 
@@ -56,6 +56,9 @@ def mode_of(nodeid: str, modes: Sequence[str]) -> str | None:
 
 def crashed_record(nodeid: str, mode: str, message: str) -> Record:
     """Return a record for a marker test whose worker died while running it."""
+    from pytest_export.journal import crashed_record as journal_crashed_record
+    from pytest_export.records import split_mode
+
     return journal_crashed_record(nodeid, split_mode(nodeid, mode), mode, message)
 
 
@@ -74,6 +77,10 @@ class XdistController:
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
         """Attach a crashed record to xdist's report for the test that killed its worker."""
+        # Imported here: a session whose workers never crash loads no record or journal code.
+        from pytest_export.journaling import crashed_inflight
+        from pytest_export.records import record_key
+
         message = str(report.longrepr) if report.longrepr else f"worker crashed while running {crashitem}"
         mode = mode_of(crashitem, self.modes)
         worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "")

@@ -30,3 +30,28 @@ def test_session_without_exportable_tests_never_imports_torch(pytester):
     result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*plugins:*export-*", "*HEAVY MODULES LOADED: [[][]]"])
+
+
+ENGINE_AT_END = '''
+import sys
+
+def pytest_sessionfinish(session):
+    engine = ("exportcore.outcome", "exportcore.context", "exportcore.categories", "pytest_export.records",
+              "pytest_export.runner", "pytest_export.journaling", "pytest_export.report", "pytest_export.reporting")
+    print(f"ENGINE MODULES LOADED: {sorted(m for m in engine if m in sys.modules)}")
+'''
+
+
+def test_session_without_exportable_tests_loads_no_engine_record_or_report_code(pytester):
+    # What keeps an unused plugin's cost to its few light modules (benchmarks/unused_cost.py);
+    # xdist installed but not distributing, as in most users' sessions.
+    pytester.makeconftest(ENGINE_AT_END)
+    pytester.makepyfile("def test_plain():\n    assert 1 + 1 == 2\n")
+    result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*ENGINE MODULES LOADED: [[][]]"])
+    # ...and a report asked for still loads what writes it.
+    result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider", "--export-report=r.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*ENGINE MODULES LOADED: *pytest_export.reporting*"])
+    assert (pytester.path / "r.json").exists()
