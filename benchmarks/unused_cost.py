@@ -55,10 +55,15 @@ def main() -> int:
     for name, values in samples.items():
         print(summary(f"{opts.tests} plain tests, {name}", values))
     ratio = min(samples["with plugin"]) / min(samples["-p no:export"])
-    verdict = "meets" if ratio <= 1.05 else "MISSES"
     median = statistics.median(samples["with plugin"]) / statistics.median(samples["-p no:export"])
     extra_ms = (min(samples["with plugin"]) - min(samples["-p no:export"])) * 1000
-    print(f"ratio with/without plugin (min over rounds): {ratio:.3f}x ({extra_ms:+.0f} ms), median {median:.3f}x "
+    print(f"ratio with/without plugin (min over rounds): {ratio:.3f}x ({extra_ms:+.0f} ms), median {median:.3f}x")
+    # Each round runs both sessions back to back: the median of the rounds' own ratios cancels the
+    # machine's drift, which the minima of half-second subprocesses on shared cores do not.
+    paired = statistics.median(w / wo for w, wo in zip(samples["with plugin"], samples["-p no:export"]))
+    paired_ms = statistics.median(w - wo for w, wo in zip(samples["with plugin"], samples["-p no:export"])) * 1000
+    verdict = "meets" if paired <= 1.05 else "MISSES"
+    print(f"ratio with/without plugin (median of the rounds' paired ratios): {paired:.3f}x ({paired_ms:+.0f} ms) "
           f"-> {verdict} the <= 1.05x target")
     torch_state = "not imported" if set(imported) == {"not imported"} else "IMPORTED"
     print(f"torch in the session with the plugin: {torch_state}")
