@@ -64,8 +64,8 @@ def check(
     from exportcore.context import CheckFailed, Run
     from exportcore.deadline import CaseTimeout, deadline
     from exportcore.explain import DEPTHS
-    from exportcore.outcome import Failure, Outcome
     from exportcore.input_budget import budget_notes, default_budget, parse_bytes
+    from exportcore.outcome import Failure, Outcome
     from exportcore.pipeline import walk
     from exportcore.shapes import examples_for
 
