@@ -87,7 +87,7 @@ def check(
     case_id = case_id or _default_case_id(model)
     model = _as_module(model)
     if seed is None:
-        seed = zlib.crc32(f"{case_id}".encode()) & 0x7FFFFFFF
+        seed = zlib.crc32(case_id.encode("utf-8", "surrogatepass")) & 0x7FFFFFFF
     spec = _parse_spec(model, args, kwargs, dynamic_shapes)
     if spec is not None:
         spec = spec.with_budget(input_budget if input_budget is not None else default_budget(spec.example_bytes()))

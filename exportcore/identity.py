@@ -194,7 +194,7 @@ def module_digest(module: Any) -> str | None:
     """Return a digest of a module's parameters and buffers (names, values), or None if one is not comparable."""
     import torch
 
-    h = hashlib.blake2b(f"{type(module).__module__}.{type(module).__qualname__}".encode(), digest_size=20)
+    h = hashlib.blake2b(f"{type(module).__module__}.{type(module).__qualname__}".encode("utf-8", "surrogatepass"), digest_size=20)
     if isinstance(module, torch.nn.Module):
         for kind, named in (("p", module.named_parameters(remove_duplicate=False)),
                             ("b", module.named_buffers(remove_duplicate=False))):
@@ -232,14 +232,14 @@ def values_digest(tree: Any) -> str | None:
     from torch.utils._pytree import tree_flatten
 
     leaves, spec = tree_flatten(tree)
-    h = hashlib.blake2b(repr(spec).encode(), digest_size=20)
+    h = hashlib.blake2b(repr(spec).encode("utf-8", "surrogatepass"), digest_size=20)
     for i, leaf in enumerate(leaves):
         if isinstance(leaf, torch.Tensor):
             if not _plain_tensor(leaf, torch):
                 return None
             _feed_tensor(h, str(i), leaf)
         elif leaf is None or isinstance(leaf, (bool, int, float, str)):
-            h.update(f"{i}={leaf!r};".encode())
+            h.update(f"{i}={leaf!r};".encode("utf-8", "surrogatepass"))
         else:
             return None
     return h.hexdigest()
@@ -247,7 +247,7 @@ def values_digest(tree: Any) -> str | None:
 
 def _feed_tensor(h: Any, name: str, tensor: Any) -> None:
     t = tensor.detach().contiguous().cpu()
-    h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|{tensor.device}|{tensor.requires_grad};".encode())
+    h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|{tensor.device}|{tensor.requires_grad};".encode("utf-8", "surrogatepass"))
     if t.numel():
         # the raw bytes, without numpy (torch does not require it)
         h.update(ctypes.string_at(t.data_ptr(), t.numel() * t.element_size()))

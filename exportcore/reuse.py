@@ -63,7 +63,7 @@ def key_of(run: Run) -> str | None:
         text = structure(run.ep)
     except Exception:  # noqa: BLE001 - a program we cannot describe is not shared, never an error
         return None
-    return hashlib.blake2b(f"{options!r}\n{text}".encode(), digest_size=20).hexdigest()
+    return hashlib.blake2b(f"{options!r}\n{text}".encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
 
 def digest_of(run: Run) -> str | None:

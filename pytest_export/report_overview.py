@@ -27,7 +27,7 @@ def cap(text: str, limit: int) -> str:
 
 def record_anchor(case: str, mode: str, index: int = 0) -> str:
     """Return the stable HTML id of the ``index``-th record of a (case, mode) key."""
-    digest = hashlib.sha1(f"{case}\0{mode}".encode()).hexdigest()[:12]
+    digest = hashlib.sha1(f"{case}\0{mode}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"r-{digest}" + (f"-{index}" if index else "")
 
 

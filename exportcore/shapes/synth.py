@@ -53,7 +53,7 @@ def synthesize(args: tuple, kwargs: dict | None, shapes: dict[str, tuple], *, se
     out = []
     for (path, leaf), same in zip(paths, leaves):
         assert same is leaf
-        out.append(_resize(leaf, shapes.get(path), seed ^ zlib.crc32(path.encode())))
+        out.append(_resize(leaf, shapes.get(path), seed ^ zlib.crc32(path.encode("utf-8", "surrogatepass"))))
     new_args, new_kwargs = tree_unflatten(out, treespec)
     return tuple(new_args), new_kwargs
 
@@ -86,7 +86,7 @@ def drawn_for(
     """Build the inputs of one root assignment: resized examples, or the user factory's ``(shapes, rng)``."""
     # values follow from the shape, not from a drawn seed: shrinking then only ever
     # works on sizes, and each shape is reproducible from (seed, shape) alone
-    value_seed = (seed ^ zlib.crc32(repr(sorted(assignment.items())).encode())) & 0xFFFFFFFF
+    value_seed = (seed ^ zlib.crc32(repr(sorted(assignment.items())).encode("utf-8", "surrogatepass"))) & 0xFFFFFFFF
     shapes = spec.shapes_for(assignment)
     if user_inputs is None:
         new_args, new_kwargs = synthesize(args, kwargs, shapes, seed=value_seed)

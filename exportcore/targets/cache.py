@@ -48,13 +48,13 @@ def fingerprint(model: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> s
     import torch
 
     h = hashlib.blake2b(digest_size=20)
-    h.update(type(model).__module__.encode() + b"." + type(model).__qualname__.encode())
+    h.update(f"{type(model).__module__}.{type(model).__qualname__}".encode("utf-8", "surrogatepass"))
     if isinstance(model, torch.nn.Module):
-        h.update(repr(model).encode())
+        h.update(repr(model).encode("utf-8", "surrogatepass"))
         for name, sub in model.named_modules():
-            h.update(name.encode() + repr(_plain_attributes(sub)).encode())
+            h.update(name.encode("utf-8", "surrogatepass") + repr(_plain_attributes(sub)).encode("utf-8", "surrogatepass"))
         _tensors(h, _state(model))
-    h.update(repr(dynamic_shapes).encode())
+    h.update(repr(dynamic_shapes).encode("utf-8", "surrogatepass"))
     _tree(h, (args, kwargs))
     return h.hexdigest()
 
@@ -85,7 +85,7 @@ def store(key: tuple, ep: Any) -> None:
 
 def _program_state_digest(ep: Any) -> str:
     h = hashlib.blake2b(digest_size=20)
-    h.update(ep.graph_module.code.encode())  # a lowering that rewrote the graph in place
+    h.update(ep.graph_module.code.encode("utf-8", "surrogatepass"))  # a lowering that rewrote the graph in place
     _tensors(h, dict(ep.state_dict))
     _tensors(h, {k: v for k, v in ep.constants.items() if hasattr(v, "shape")})
     return h.hexdigest()
@@ -111,14 +111,14 @@ def _plain_attributes(module: Any) -> list[tuple[str, Any]]:
 
 def _tensors(h: Any, tensors: dict[str, Any]) -> None:
     for name in sorted(tensors):
-        h.update(name.encode())
+        h.update(name.encode("utf-8", "surrogatepass"))
         _tensor(h, tensors[name])
 
 
 def _tensor(h: Any, t: Any) -> None:
     import torch
 
-    h.update(f"{tuple(t.shape)}{t.dtype}{t.device}{t.requires_grad}".encode())
+    h.update(f"{tuple(t.shape)}{t.dtype}{t.device}{t.requires_grad}".encode("utf-8", "surrogatepass"))
     if t.is_sparse or t.is_meta or not hasattr(t, "untyped_storage"):
         return
     try:
@@ -127,7 +127,7 @@ def _tensor(h: Any, t: Any) -> None:
             h.update(flat.view(torch.uint8).numpy().tobytes() if flat.dtype != torch.bool else flat.numpy().tobytes())
     except (RuntimeError, TypeError, ValueError):
         # A tensor whose bytes cannot be read here (quantized, a subclass): only this very tensor matches.
-        h.update(f"opaque:{id(t)}".encode())
+        h.update(f"opaque:{id(t)}".encode("utf-8", "surrogatepass"))
 
 
 def _tree(h: Any, obj: Any) -> None:
@@ -135,9 +135,9 @@ def _tree(h: Any, obj: Any) -> None:
     from torch.utils._pytree import tree_flatten
 
     leaves, spec = tree_flatten(obj)
-    h.update(str(spec).encode())
+    h.update(str(spec).encode("utf-8", "surrogatepass"))
     for leaf in leaves:
         if isinstance(leaf, torch.Tensor):
             _tensor(h, leaf)
         else:
-            h.update(repr(leaf).encode())
+            h.update(repr(leaf).encode("utf-8", "surrogatepass"))
