@@ -88,6 +88,9 @@ def check(
     model = _as_module(model)
     if seed is None:
         seed = zlib.crc32(case_id.encode("utf-8", "surrogatepass")) & 0x7FFFFFFF
+    from exportcore.shapes.parse import resolve_identity_keys
+
+    dynamic_shapes = resolve_identity_keys(dynamic_shapes, args, kwargs, model)  # keyed by id(): before any copy
     spec = _parse_spec(model, args, kwargs, dynamic_shapes)
     if spec is not None:
         spec = spec.with_budget(input_budget if input_budget is not None else default_budget(spec.example_bytes()))

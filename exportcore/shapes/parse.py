@@ -17,7 +17,7 @@ from exportcore.shapes.solve import solve_root, symbol
 from exportcore.shapes.dims import Axis, Root, Slot
 from exportcore.shapes.torch_dims import collection_types, hint_parts, is_dim, is_hint
 
-__all__ = ["parse", "input_paths"]
+__all__ = ["parse", "input_paths", "resolve_identity_keys"]
 
 
 def parse(dynamic_shapes: Any, args: tuple, kwargs: dict | None, model: Any) -> tuple[dict[str, Root], list[Slot]]:
@@ -46,6 +46,23 @@ def parse(dynamic_shapes: Any, args: tuple, kwargs: dict | None, model: Any) -> 
     for (name, value, path), (spec, where) in zip(entries, specs):
         builder.walk(value, spec, path, where)
     return builder.roots, builder.slots
+
+
+def resolve_identity_keys(dynamic_shapes: Any, args: tuple, kwargs: dict | None, model: Any) -> Any:
+    """Return a ShapesCollection as the plain spec torch derives from it for these very inputs; anything else as is.
+
+    A ShapesCollection is keyed by ``id(tensor)``: resolved after the inputs were copied (every
+    side runs on copies, capture included), it matches none of them. Call before any copy.
+    """
+    import torch.export.dynamic_shapes as tds
+
+    collection = getattr(tds, "ShapesCollection", None)
+    if not isinstance(collection, type) or not isinstance(dynamic_shapes, collection):
+        return dynamic_shapes
+    try:
+        return dynamic_shapes.dynamic_shapes(model, tuple(args), dict(kwargs or {}))
+    except (ValueError, AssertionError, TypeError) as exc:
+        raise ValueError(f"dynamic_shapes: ShapesCollection: {exc}") from None
 
 
 def input_paths(args: tuple, kwargs: dict | None) -> list[tuple[str, Any]]:

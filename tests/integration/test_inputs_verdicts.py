@@ -37,3 +37,29 @@ def test_a_test_file_with_a_non_utf8_name_is_checked_like_any_other(project: pyt
     assert sorted(r["verdict"] for r in report["records"]) == ["passed", "passed"]
     assert "test_caf" in (project.path / "r.md").read_text()
     assert "test_caf" in (project.path / "r.html").read_text()
+
+
+def test_a_shapes_collection_returned_by_a_test_passes(project: pytest.Pytester, verdicts) -> None:
+    # README: ShapesCollection is supported. It is keyed by the identity of the returned tensors.
+    project.makepyfile(test_collection="""
+        import pytest
+        import torch
+        from torch.export import Dim, ShapesCollection
+        from exportcore import Case
+
+        class Add(torch.nn.Module):
+            def forward(self, x, y):
+                return x + y
+
+        @pytest.mark.exportable(modes=["strict", "non_strict"])
+        def test_add():
+            x, y = torch.randn(4, 3), torch.randn(4, 3)
+            shapes = ShapesCollection()
+            batch = Dim("batch", min=2, max=8)
+            shapes[x] = {0: batch}
+            shapes[y] = {0: batch}
+            return Case(Add(), (x, y), dynamic_shapes=shapes)
+    """)
+    result = project.runpytest("-q")
+    assert set(verdicts().values()) == {"passed"}, result.stdout.str()
+    result.assert_outcomes(passed=2)
