@@ -114,6 +114,7 @@ class ExampleStats:
     discarded: int = 0  # eager itself rejected the drawn shape
     accepted: int = 0  # in-spec shapes accepted by the exported module
     rejected: int = 0  # out-of-spec shapes rejected by the exported module
+    skipped: int = 0  # drawn shapes not probed: an input could not be built at that shape (see notes)
     note: str = ""  # e.g. "most draws discarded: the declared spec is wider than the model"
 
 

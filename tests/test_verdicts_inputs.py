@@ -30,3 +30,72 @@ def test_shapes_collection_is_resolved_against_the_users_tensors_before_any_copy
     assert out.status == "passed", out.failure and out.failure.headline()
     assert out.declared and out.examples.accepted >= 2
     assert list(out.range_constraints.values()) == ["[2, 8]"]
+
+
+class SparseRowSum(torch.nn.Module):
+    def forward(self, x):
+        return (x.to_dense() * 2).sum(1)
+
+
+def test_a_sparse_input_is_probed_at_the_shapes_asked_for():
+    # The synthesizer used to hand back the sparse example unchanged: the "out-of-spec" probe at
+    # batch 9 ran the example's batch 4, which the program rightly accepted, and a correct program
+    # was blamed at guards.
+    torch.manual_seed(0)
+    x = torch.randn(4, 3).relu().to_sparse()
+    spec = {"x": {0: Dim("b", min=2, max=8)}}
+    bare = torch.export.export(SparseRowSum(), (x,), dynamic_shapes=spec)
+    with pytest.raises(Exception):  # the truth: the program refuses batch 9
+        bare.module()(torch.randn(9, 3).to_sparse())
+    out = exportcore.check(SparseRowSum(), (x,), dynamic_shapes=spec, examples=5)
+    assert out.status == "passed", out.failure and out.failure.headline()
+    assert out.examples.rejected >= 1
+
+
+@pytest.mark.parametrize("layout", ["coo", "coo_hybrid", "csr", "csc", "bsr", "transposed", "channels_last",
+                                    "quantized", "quantized_per_channel"])
+def test_every_layout_is_synthesized_at_the_asked_shape_in_its_layout(layout):
+    from exportcore.shapes.synth import synthesize
+
+    torch.manual_seed(0)
+    dense = torch.randn(4, 6).relu()
+    example = {
+        "coo": dense.to_sparse(), "coo_hybrid": dense.to_sparse(1), "csr": dense.to_sparse_csr(),
+        "csc": dense.to_sparse_csc(), "bsr": dense.to_sparse_bsr((2, 2)), "transposed": torch.randn(6, 4).t(),
+        "channels_last": torch.randn(2, 3, 4, 6).contiguous(memory_format=torch.channels_last),
+        "quantized": torch.quantize_per_tensor(dense, 0.1, 3, torch.quint8),
+        "quantized_per_channel": torch.quantize_per_channel(dense, torch.rand(4) + 0.1, torch.zeros(4, dtype=torch.long),
+                                                            0, torch.qint8),
+    }[layout]
+    want = (example.shape[0], 10) if example.dim() == 2 else (2, 3, 8, 10)
+    (got,), _ = synthesize((example,), {}, {"args[0]": want}, seed=1)
+    assert tuple(got.shape) == want
+    assert got.layout == example.layout and got.dtype == example.dtype
+    assert got.is_quantized == example.is_quantized
+    if example.layout == torch.strided and not example.is_quantized:
+        order = sorted(range(example.dim()), key=lambda d: -example.stride(d))
+        assert sorted(range(got.dim()), key=lambda d: -got.stride(d)) == order
+    if layout == "coo_hybrid":
+        assert (got.sparse_dim(), got.dense_dim()) == (1, 1)
+
+
+def test_an_input_that_cannot_be_built_at_a_shape_skips_that_probe_with_a_note():
+    # A block-sparse example cannot take an odd size: never probe with another shape than asked.
+    from exportcore.shapes.synth import SynthesisError, synthesize
+
+    example = torch.randn(4, 6).relu().to_sparse_bsr((2, 2))
+    with pytest.raises(SynthesisError, match=r"args\[0\].*\[5, 6\]"):
+        synthesize((example,), {}, {"args[0]": (5, 6)}, seed=1)
+
+    from exportcore.shapes import ShapeSpec
+    from exportcore.shapes.explore import Probe, explore, reject_inputs
+
+    spec = ShapeSpec.from_export_spec({"x": {0: Dim("rows", min=2, max=9)}}, (example,), {}, model=SparseRowSum())
+    notes: list[str] = []
+    probes = reject_inputs(spec, (example,), {}, count=8, seed=0, notes=notes)
+    assert all(a[0].shape[0] % 2 == 0 for _, a, _ in probes)  # 1 and 10 cannot be built: left out
+    assert any("not run: args[0]: cannot build shape" in n for n in notes), notes
+    seen = []
+    result = explore(spec, (example,), {}, lambda a, k: seen.append(a[0].shape[0]) or Probe("ok"), examples=8, seed=0)
+    assert seen and all(n % 2 == 0 for n in seen)
+    assert result.stats.skipped >= 1 and any("drawn shape not probed" in n for n in result.notes)

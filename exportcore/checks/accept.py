@@ -72,6 +72,7 @@ def run(ctx: Run) -> None:
         )
     prepare(ctx)
     ctx.outcome.examples = result.stats
+    ctx.outcome.notes.extend(result.notes)
     if result.failure is not None and result.failure.stage == "input":
         _factory_failed(ctx, result)
     if result.failure is not None:

@@ -26,7 +26,8 @@ def run(ctx: Run) -> None:
 
     exported = ctx.programs["exported"]
     with ctx.clock.stage("guards"):
-        cases = reject_inputs(ctx.spec, ctx.args, ctx.kwargs, count=max(4, min(ctx.examples, 12)), seed=ctx.seed)
+        cases = reject_inputs(ctx.spec, ctx.args, ctx.kwargs, count=max(4, min(ctx.examples, 12)), seed=ctx.seed,
+                              notes=ctx.outcome.notes)
         for label, args, kwargs in cases:
             args, kwargs = clone_tree((args, kwargs))
             try:

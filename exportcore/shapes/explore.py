@@ -20,7 +20,7 @@ from exportcore.case import DEFAULT_EXAMPLES
 from exportcore.outcome import Counterexample, ExampleStats
 from exportcore.shapes.spec import ShapeSpec
 from exportcore.shapes.strategies import concrete_invalid
-from exportcore.shapes.synth import Drawn, drawn_for, inputs_strategy, synthesize
+from exportcore.shapes.synth import Drawn, SynthesisError, drawn_for, inputs_strategy, synthesize
 
 __all__ = [
     "Probe", "ExploreResult", "explore", "boundary_assignments", "reject_inputs", "PROBE_STATUSES", "DEFAULT_EXAMPLES",
@@ -28,6 +28,8 @@ __all__ = [
 ]
 
 PROBE_STATUSES = ("ok", "discard", "fail")
+#: Notes kept per check on shapes whose inputs could not be built (the count is in ExampleStats.skipped).
+_MAX_SKIP_NOTES = 3
 
 
 @dataclass
@@ -47,6 +49,7 @@ class ExploreResult:
     counterexample: Counterexample | None = None
     failure: Probe | None = None
     drawn: list[dict[str, list[int]]] = field(default_factory=list)  # shapes probed, in order
+    notes: list[str] = field(default_factory=list)  # shapes not probed and why
 
 
 class _ProbeFailed(Exception):
@@ -89,6 +92,13 @@ def explore(
         outcome = seen.get(key) if key is not None else None
         if outcome is not None:
             return outcome, False  # edge slots make repeats likely; a shape is not paid for twice
+        if drawn.skip:
+            if key is not None:
+                seen[key] = Probe("discard", drawn.skip)
+            stats.skipped += 1
+            if len(result.notes) < _MAX_SKIP_NOTES:
+                result.notes.append(f"drawn shape not probed: {drawn.skip}")
+            return Probe("discard", drawn.skip), True
         stats.tried += 1
         result.drawn.append({p: list(s) for p, s in drawn.shapes.items()})
         try:
@@ -212,8 +222,14 @@ def hypothesis_settings(examples: int, parent: hypothesis.settings | None = None
     )
 
 
-def reject_inputs(spec: ShapeSpec, args: tuple, kwargs: dict | None, *, count: int, seed: int) -> list[tuple[str, tuple, dict]]:
-    """Return up to ``count`` (label, args, kwargs) out-of-spec inputs, covering each kind first."""
+def reject_inputs(
+    spec: ShapeSpec, args: tuple, kwargs: dict | None, *, count: int, seed: int, notes: list[str] | None = None,
+) -> list[tuple[str, tuple, dict]]:
+    """Return up to ``count`` (label, args, kwargs) out-of-spec inputs, covering each kind first.
+
+    A probe whose inputs cannot be built at its shape (exportcore.shapes.layouts) is left out, and
+    said so in ``notes``: never a probe at another shape than its label claims.
+    """
     rng = random.Random(seed)
     by_kind: dict[str, list[tuple[str, dict[str, int]]]] = defaultdict(list)
     for label, assignment in concrete_invalid(spec, rng):
@@ -227,7 +243,12 @@ def reject_inputs(spec: ShapeSpec, args: tuple, kwargs: dict | None, *, count: i
                 picked.append(group.pop())
     out = []
     for i, (label, assignment) in enumerate(picked):
-        new_args, new_kwargs = synthesize(args, kwargs, spec.shapes_for(assignment), seed=seed + i)
+        try:
+            new_args, new_kwargs = synthesize(args, kwargs, spec.shapes_for(assignment), seed=seed + i)
+        except SynthesisError as exc:
+            if notes is not None:
+                notes.append(f"out-of-spec probe {label} not run: {exc}")
+            continue
         out.append((label, new_args, new_kwargs))
     return out
 

@@ -1,11 +1,13 @@
 """Build inputs for a drawn shape by resizing the example inputs, or through a user factory.
 
-Resized tensors keep dtype, device, layout, requires_grad and the example's value domain:
+Resized tensors keep dtype, device, layout (sparse, quantized, stride order: exportcore.shapes.layouts),
+requires_grad and the example's value domain:
 integers stay within the observed min..max (token ids stay below the vocabulary size),
 bools keep their rate of True, constant tensors (masks of ones) stay constant, float masks
 (at most 4 distinct values, e.g. {0, 1} or {0, -inf}) draw from those values, floats that
 are never negative stay uniform in the observed range, other floats follow the observed
-mean and std. Tensors whose shape does not change are cloned; non-tensor leaves are kept.
+mean and std. Tensors whose shape does not change are cloned; non-tensor leaves are kept. An input
+that cannot be built at the asked shape raises SynthesisError: the caller skips that probe.
 """
 
 from __future__ import annotations
@@ -17,11 +19,15 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from exportcore.shapes.layouts import SynthesisError, in_layout_of
 from exportcore.shapes.parse import input_paths
 from exportcore.shapes.spec import ShapeSpec
 from exportcore.shapes.strategies import valid_assignments
 
-__all__ = ["Drawn", "synthesize", "inputs_strategy", "drawn_for", "input_shapes", "factory_mismatch", "strategy_mismatch"]
+__all__ = [
+    "Drawn", "SynthesisError", "synthesize", "inputs_strategy", "drawn_for", "input_shapes", "factory_mismatch",
+    "strategy_mismatch",
+]
 
 
 @dataclass
@@ -35,6 +41,8 @@ class Drawn:
     seed: int = 0
     #: Why the user's inputs factory failed this draw (it raised, or ignored the shapes); "" if it did not.
     problem: str = ""
+    #: Why no input could be built at these shapes (exportcore.shapes.layouts): not probed; "" if built.
+    skip: str = ""
 
 
 def synthesize(args: tuple, kwargs: dict | None, shapes: dict[str, tuple], *, seed: int) -> tuple[tuple, dict]:
@@ -53,7 +61,15 @@ def synthesize(args: tuple, kwargs: dict | None, shapes: dict[str, tuple], *, se
     out = []
     for (path, leaf), same in zip(paths, leaves):
         assert same is leaf
-        out.append(_resize(leaf, shapes.get(path), seed ^ zlib.crc32(path.encode("utf-8", "surrogatepass"))))
+        want = shapes.get(path)
+        try:
+            new = _resize(leaf, want, seed ^ zlib.crc32(path.encode("utf-8", "surrogatepass")))
+        except SynthesisError as exc:
+            raise SynthesisError(f"{path}: cannot build shape {list(want)}: {exc}") from None
+        # Whatever the layout, a probe runs at the shape asked for or not at all.
+        if want is not None and tuple(new.shape) != tuple(int(n) for n in want):
+            raise SynthesisError(f"{path}: asked for shape {list(want)}, could only build {list(new.shape)}")
+        out.append(new)
     new_args, new_kwargs = tree_unflatten(out, treespec)
     return tuple(new_args), new_kwargs
 
@@ -89,7 +105,10 @@ def drawn_for(
     value_seed = (seed ^ zlib.crc32(repr(sorted(assignment.items())).encode("utf-8", "surrogatepass"))) & 0xFFFFFFFF
     shapes = spec.shapes_for(assignment)
     if user_inputs is None:
-        new_args, new_kwargs = synthesize(args, kwargs, shapes, seed=value_seed)
+        try:
+            new_args, new_kwargs = synthesize(args, kwargs, shapes, seed=value_seed)
+        except SynthesisError as exc:
+            return Drawn(assignment, shapes, (), {}, value_seed, skip=str(exc))
         return Drawn(assignment, shapes, new_args, new_kwargs, value_seed)
     return _from_factory(user_inputs, assignment, shapes, value_seed)
 
@@ -184,18 +203,13 @@ def _resize(leaf: Any, shape: tuple | None, seed: int) -> Any:
 
     if not isinstance(leaf, torch.Tensor):
         return leaf
-    if shape is None or tuple(shape) == tuple(leaf.shape) or leaf.layout != torch.strided:
-        # sparse / nested layouts cannot be regrown element-wise; keep them as they are
+    if shape is None or tuple(shape) == tuple(leaf.shape):
         return leaf.detach().clone().requires_grad_(leaf.requires_grad)
     gen = torch.Generator().manual_seed(seed % (2**63))
     shape = tuple(int(s) for s in shape)
     if any(s < 0 for s in shape):
         raise ValueError(f"shapes: negative size in {list(shape)}")
-    ref = leaf.detach().cpu()
-    new = _values(ref, shape, gen)
-    if leaf.dim() == 4 and leaf.is_contiguous(memory_format=torch.channels_last) and not leaf.is_contiguous():
-        new = new.contiguous(memory_format=torch.channels_last)
-    new = new.to(leaf.device)
+    new = in_layout_of(leaf, shape, gen, _values).to(leaf.device)
     if leaf.requires_grad:
         new.requires_grad_(True)
     return new
