@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from exportcore.context import Run
     from exportcore.modes import Mode
     from exportcore.outcome import Outcome
+    from exportcore.result_cache import ResultCache
     from exportcore.shapes.spec import ShapeSpec
 
 # `import exportcore` binds check() at once (the package's name `check` must be the function,
@@ -43,6 +44,7 @@ def check(
     target_options: Mapping[str, Any] | None = None,
     explain: str = "fix",
     reuse: bool = True,
+    cache: ResultCache | None = None,
 ) -> Outcome:
     """Export ``model`` once in ``mode``, run every enabled check, and return the Outcome.
 
@@ -57,6 +59,9 @@ def check(
     ("off", "fix", "full") is the extra work spent on a failing case (exportcore.explain).
     ``reuse``: a mode whose captured program is proven identical to an earlier mode's (same
     case, options, model state and inputs) takes that mode's run results (exportcore.reuse).
+    ``cache``: a ResultCache (exportcore.result_cache) extends that proof across sessions: a mode
+    whose program, state, inputs, eager answer, options, torch and engine match a stored walk
+    takes its results. Capture and eager always run.
     """
     import torch
 
@@ -115,6 +120,7 @@ def check(
         findings_as_errors=findings_as_errors, hypothesis_settings=hypothesis_settings,
         outcome=outcome, clock=StageClock(), spec=spec, target=target, device=device,
         target_options=dict(target_options or {}), reuse=bool(reuse),
+        cache=cache if reuse else None,
     )
 
     from exportcore.isolation import isolated

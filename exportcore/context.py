@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from exportcore.execute import RunResult
     from exportcore.guards import ExportedRange
     from exportcore.model_state import ModelState
+    from exportcore.result_cache import ResultCache
     from exportcore.shapes.spec import ShapeSpec
 
 __all__ = ["CheckFailed", "Run"]
@@ -54,6 +55,7 @@ class Run:
     device: str = "cpu"
     target_options: Mapping[str, Any] = field(default_factory=dict)
     reuse: bool = True  # exportcore.reuse: take another mode's results when its program is this one
+    cache: ResultCache | None = None  # exportcore.result_cache: results of earlier sessions, same proof
 
     model_state: ModelState | None = None  # the model's snapshot every side starts from (set by check())
     reference: RunResult | None = None  # eager on the example inputs (step "eager")

@@ -106,13 +106,15 @@ def walk(run: Run) -> None:
 
 
 def _take(run: Run, given: Donation) -> None:
-    run.outcome.reused_from = given.mode
+    run.outcome.reused_from = given.label()
     if given.graph is not None:
         run.outcome.graph = copy.deepcopy(given.graph)
     if given.examples is not None:
         run.outcome.examples = copy.deepcopy(given.examples)
+    # a cache entry may come from an earlier session or another xdist worker of this one
+    where = given.mode if given.origin is None else f"{given.mode}, in another process ({given.origin})"
     run.outcome.notes.append(
-        f"reused from {given.mode}: this mode captured the same program (graph, ranges, constants; model "
+        f"reused from {given.label()}: this mode captured the same program (graph, ranges, constants; model "
         "state and inputs by value), so decompose, save/load and the checks that run the programs ran once, in "
-        f"{given.mode}"
+        f"{where}"
     )

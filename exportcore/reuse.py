@@ -11,8 +11,9 @@ specialization) still run. The outcome says so (``reused_from``).
 the model's own parameters and buffers by value (eager is the reference), the program's
 lifted constants by value, the example inputs by value, eager's outputs on them (bit for
 bit), and every option that decides what is checked. Only inference modes on a program whose
-walk passed donate: a failing mode keeps its own diagnosis and explanation. The memo is per process and small; under xdist two modes
-on different workers simply do not share.
+walk passed donate: a failing mode keeps its own diagnosis and explanation. The memo is per
+process and small; ``run.cache`` (exportcore.result_cache) keeps donations on disk under the
+same proof plus torch, engine and Python versions, for later sessions and other xdist workers.
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ class Donation:
     notes: dict[str, list[str]] = field(default_factory=dict)
     graph: GraphStats | None = None  # set when decompose ran (the core-ATen graph's statistics)
     examples: ExampleStats | None = None  # set when the drawn shapes ran
+    origin: str | None = None  # a donation from exportcore.result_cache: when and where it ran
+
+    def label(self) -> str:
+        """Return what ``outcome.reused_from`` names: the mode, or the cache entry's mode and run."""
+        return self.mode if self.origin is None else f"cache: {self.mode}, {self.origin}"
 
 
 _MEMO: OrderedDict[str, Donation] = OrderedDict()
@@ -83,14 +89,38 @@ def digest_of(run: Run) -> str | None:
 
 
 def lookup(run: Run, key: str | None) -> Donation | None:
-    """Return the donation for ``key`` when its by-value half matches ``run`` too."""
+    """Return the donation for ``key`` when its by-value half matches ``run`` too (memo, then ``run.cache``)."""
     donation = _MEMO.get(key) if key is not None else None
     if donation is None or donation.mode == run.mode.name or donation.inputs is not run.inputs:
-        return None
+        return _cached(run, key)
     if digest_of(run) != donation.digest:
-        return None
+        return _cached(run, key)
     _MEMO.move_to_end(key)
     return donation
+
+
+def _identity(run: Run, key: str | None) -> str | None:
+    # A user's inputs= factory is compared by identity in the memo; across processes nothing proves
+    # it the same, so such a case is never served from disk.
+    if key is None or run.cache is None or run.inputs is not None:
+        return None
+    digest = digest_of(run)
+    if digest is None:
+        return None
+    from exportcore.result_cache import environment
+
+    return f"{key}|{digest}|{environment()}"
+
+
+def _cached(run: Run, key: str | None) -> Donation | None:
+    if run.cache is None or not run.cache.reads:
+        return None
+    identity = _identity(run, key)
+    entry = run.cache.get(identity) if identity is not None else None
+    if entry is None:
+        return None
+    return Donation(mode=entry.mode, digest=identity.split("|")[1], inputs=None, findings=entry.findings,
+                    notes=entry.notes, graph=entry.graph, examples=entry.examples, origin=entry.run)
 
 
 def store(run: Run, key: str | None, donation: Donation) -> None:
@@ -105,6 +135,14 @@ def store(run: Run, key: str | None, donation: Donation) -> None:
     _MEMO.move_to_end(key)
     while len(_MEMO) > MEMO_SIZE:
         _MEMO.popitem(last=False)
+    if run.cache is not None and run.cache.writes:
+        identity = _identity(run, key)
+        if identity is not None:
+            from exportcore.result_cache import Entry, FORMAT, run_label
+
+            run.cache.put(identity, Entry(format=FORMAT, identity=identity, mode=run.mode.name, run=run_label(),
+                                          findings=donation.findings, notes=donation.notes, graph=donation.graph,
+                                          examples=donation.examples))
 
 
 def clear() -> None:

@@ -38,6 +38,8 @@ __all__ = ["RunOptions", "OPTIONS", "add_options", "resolve"]
 OPTIONS = pytest.StashKey["RunOptions"]()
 
 FINDINGS = ("warning", "error")
+#: exportcore.result_cache.CACHE_MODES, spelled here too: importing the engine here would load it in every session.
+CACHE_MODES = ("off", "read", "write", "on")
 #: The smallest --export-timeout accepted. Exporting and checking a one-op function takes ~30 ms
 #: on a warm 2-core machine; a limit below 0.1 s can only turn every case into a timeout (a typo,
 #: or milliseconds meant), so it is refused rather than run.
@@ -73,6 +75,7 @@ class RunOptions:
         return tuple(column_label(n, d) for d in DEVICES for n in names)
     explain: bool = False  # --export-explain: submodule search and draft_export on failing cases
     reuse: bool = True  # --export-no-reuse turns off sharing runs between modes with the same program
+    cache: str = "on"  # --export-cache: the result cache under pytest's cache dir (pytest_export.warm_cache)
 
     def modes_for(self, wanted: tuple[str, ...] | None) -> list[str]:
         """Return the modes a test runs: its own (or all known) narrowed by --export-modes."""
@@ -129,6 +132,11 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
                     "as another mode's (by default the later mode reuses those runs; ini export_reuse)")
     parser.addini("export_reuse", "share runs between modes that capture the same program (default true)",
                   type="bool", default=True)
+    group.addoption("--export-cache", dest="export_cache", default=None, choices=CACHE_MODES,
+                    help="reuse the results of an earlier run whose captured program, model state, inputs, eager "
+                    "answer, options, torch and pytest-export are proven the same: on (default), read, write or "
+                    "off; kept under pytest's cache dir, so --cache-clear empties it (ini export_cache)")
+    parser.addini("export_cache", "the result cache: on, read, write or off (default on)", default="on")
     parser.addini("export_modes", "export modes to run, comma-separated", default="")
     parser.addini("export_checks", "checks to run, comma-separated", default="")
     parser.addini("export_examples", "hypothesis-drawn input shapes per case and mode", default="")
@@ -158,6 +166,11 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
     explain = bool(config.getini("export_explain")) if explain is None else explain
     reuse = config.getoption("export_reuse")
     reuse = bool(config.getini("export_reuse")) if reuse is None else reuse
+    cache = _raw(config, "export_cache") or "on"
+    if cache not in CACHE_MODES:
+        raise pytest.UsageError(f"export_cache must be one of {', '.join(CACHE_MODES)}, got {cache!r}")
+    if getattr(config, "cache", None) is None:  # -p no:cacheprovider: nowhere to keep it
+        cache = "off"
     targets = _names(config, "export_targets", TARGETS, "target") or ()
     devices = _names(config, "export_devices", DEVICES, "device")
     if devices == ():
@@ -167,7 +180,7 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
         raise pytest.UsageError(f"--export-target-mode {target_mode_problem(target_mode)}")
     return RunOptions(known_modes, modes, checks, examples, timeout, findings == "error", _seed(config),
                       input_budget=_input_budget(config), targets=targets, devices=devices,
-                      target_mode=target_mode, explain=explain, reuse=reuse)
+                      target_mode=target_mode, explain=explain, reuse=reuse, cache=cache)
 
 
 def _input_budget(config: pytest.Config) -> int | None:

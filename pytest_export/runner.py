@@ -102,6 +102,12 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
         kwargs["explain"] = "full"
     if not options.reuse:
         kwargs["reuse"] = False
+    else:
+        from pytest_export.warm_cache import session_cache
+
+        cache = session_cache(item.config, options.cache)
+        if cache is not None:
+            kwargs["cache"] = cache
     return kwargs
 
 

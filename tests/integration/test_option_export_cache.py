@@ -1,0 +1,96 @@
+"""--export-cache: a rerun of an unchanged suite takes the earlier run's results; every way to turn it off works."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+SUITE = """
+import pytest
+import torch
+from torch.export import Dim
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.lin(x).relu()
+
+
+class Branchy(torch.nn.Module):
+    def forward(self, x):
+        return x + 1 if x.sum() > 0 else x - 1
+
+
+@pytest.mark.exportable(modes=["strict", "non_strict"], dynamic_shapes={"x": {0: Dim("batch", min=2, max=32)}})
+def test_mlp():
+    torch.manual_seed(0)
+    return Mlp(), (torch.randn(4, 8),)
+
+
+@pytest.mark.exportable(modes=["non_strict"], expect={"non_strict": "data-dependent branch"})
+def test_branch():
+    return Branchy(), (torch.ones(2, 3),)
+"""
+
+
+def records(pytester, *args: str) -> dict[tuple[str, str], tuple[str, str | None]]:
+    result = pytester.runpytest_subprocess("--export-report=r.json", *args)
+    assert result.ret == 0, result.stdout.str()
+    report = json.loads((pytester.path / "r.json").read_text())
+    return {(r["case"], r["mode"]): (r["verdict"], r["outcome"]["reused_from"]) for r in report["records"]}
+
+
+def from_cache(got: dict) -> set[tuple[str, str]]:
+    return {key for key, (_, source) in got.items() if (source or "").startswith("cache:")}
+
+
+def verdicts(got: dict) -> dict:
+    return {key: verdict for key, (verdict, _) in got.items()}
+
+
+def test_a_rerun_is_served_from_the_cache_with_the_same_verdicts(pytester) -> None:
+    pytester.makepyfile(test_models=SUITE)
+    cold = records(pytester)
+    warm = records(pytester)
+    assert verdicts(warm) == verdicts(cold) == {
+        ("test_models.py::test_mlp", "strict"): "passed",
+        ("test_models.py::test_mlp", "non_strict"): "passed",
+        ("test_models.py::test_branch", "non_strict"): "xfailed",
+    }
+    assert from_cache(cold) == set()
+    # the failing case runs in full every time; both passing modes come from the cache
+    assert from_cache(warm) == {("test_models.py::test_mlp", "strict"), ("test_models.py::test_mlp", "non_strict")}
+    assert list((pytester.path / ".pytest_cache" / "d" / "pytest-export-results").glob("*/*.json"))
+
+
+@pytest.mark.parametrize("off", [["--export-cache=off"], ["--cache-clear"], ["-p", "no:cacheprovider"],
+                                 ["--export-no-reuse"], ["--export-cache=write"]])
+def test_every_way_to_turn_it_off(pytester, off: list[str]) -> None:
+    pytester.makepyfile(test_models=SUITE)
+    records(pytester)
+    assert from_cache(records(pytester, *off)) == set()
+
+
+def test_an_edited_model_is_rechecked_in_full(pytester) -> None:
+    pytester.makepyfile(test_models=SUITE)
+    records(pytester)
+    pytester.makepyfile(test_models=SUITE.replace("self.lin(x).relu()", "self.lin(x).tanh()"))
+    assert from_cache(records(pytester)) == set()
+    assert from_cache(records(pytester)) == {("test_models.py::test_mlp", "strict"),
+                                             ("test_models.py::test_mlp", "non_strict")}
+
+
+def test_a_bad_value_is_a_usage_error(pytester) -> None:
+    pytester.makepyfile(test_models=SUITE)
+    result = pytester.runpytest_subprocess("--export-cache=sometimes")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--export-cache: invalid choice: 'sometimes'*"])
+    pytester.makeini("[pytest]\nexport_cache = sometimes\n")
+    result = pytester.runpytest_subprocess()
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*export_cache must be one of off, read, write, on, got 'sometimes'*"])

@@ -1,0 +1,181 @@
+"""The persistent result cache: a warm run takes an earlier run's results only under the same proof."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from torch import nn
+from torch.export import Dim
+
+import exportcore
+from exportcore import result_cache, reuse
+from exportcore.result_cache import ResultCache
+
+BATCH = {"x": {0: Dim("batch", min=2, max=64)}}
+RUN_STEPS = {"run", "decompose", "serialize"}
+
+
+class Mlp(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x).relu()
+
+
+class MlpTanh(Mlp):
+    """Mlp with another op: the model's code changed, so the captured graph did."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x).tanh()
+
+
+def model(cls: type = Mlp, seed: int = 0) -> nn.Module:
+    torch.manual_seed(seed)
+    return cls().eval()
+
+
+def example(dtype: torch.dtype = torch.float32) -> tuple:
+    return (torch.randn(4, 8, generator=torch.Generator().manual_seed(1)).to(dtype),)
+
+
+@pytest.fixture(autouse=True)
+def fresh_memo():
+    # Each check() below stands for a new session: the in-process memo must not answer for the disk.
+    reuse.clear()
+    yield
+    reuse.clear()
+
+
+def check(cache: ResultCache, m: nn.Module | None = None, args: tuple | None = None, **options):
+    options.setdefault("dynamic_shapes", BATCH)
+    options.setdefault("mode", "strict")
+    options.setdefault("case_id", "case")
+    outcome = exportcore.check(m if m is not None else model(), args if args is not None else example(),
+                               cache=cache, **options)
+    reuse.clear()
+    return outcome
+
+
+def served(outcome) -> bool:
+    return (outcome.reused_from or "").startswith("cache:")
+
+
+def test_a_warm_run_takes_the_cold_runs_results(tmp_path) -> None:
+    cache = ResultCache(tmp_path)
+    cold = check(cache)
+    warm = check(cache)
+    assert cold.status == warm.status == "passed"
+    assert not served(cold) and served(warm)
+    assert warm.reused_from.startswith("cache: strict, ")
+    # capture and eager ran again; the program runs did not
+    assert {"eager", "capture"} <= set(warm.timings) and not RUN_STEPS & set(warm.timings)
+    assert RUN_STEPS <= set(cold.timings)
+    assert warm.examples == cold.examples and warm.graph == cold.graph
+    assert [f.kind for f in warm.findings] == [f.kind for f in cold.findings]
+    # another mode capturing the same program is served by the same entry
+    assert served(check(cache, mode="non_strict"))
+
+
+@pytest.mark.parametrize("change", ["weight", "code", "dtype", "spec", "options", "case", "torch"])
+def test_anything_not_proven_the_same_runs_in_full(tmp_path, monkeypatch, change) -> None:
+    cache = ResultCache(tmp_path)
+    assert check(cache).status == "passed"
+    kwargs: dict = {}
+    if change == "weight":
+        kwargs["m"] = model(seed=1)
+    elif change == "code":
+        kwargs["m"] = model(MlpTanh)
+    elif change == "dtype":
+        kwargs["m"] = model().double()
+        kwargs["args"] = example(torch.float64)
+    elif change == "spec":
+        kwargs["dynamic_shapes"] = {"x": {0: Dim("batch", min=2, max=32)}}
+    elif change == "options":
+        kwargs["rtol"], kwargs["atol"] = 1e-3, 1e-3
+    elif change == "case":
+        kwargs["case_id"] = "another"
+    elif change == "torch":
+        real = result_cache.environment()
+        monkeypatch.setattr(result_cache, "environment", lambda: real.replace("torch ", "torch 0.0.0-"))
+    again = check(cache, **kwargs)
+    assert again.status == "passed" and not served(again)
+    assert RUN_STEPS <= set(again.timings)
+
+
+def test_a_weight_change_that_breaks_numerics_is_not_served_the_old_pass(tmp_path) -> None:
+    """The stale-verdict case: same graph, new weights whose program would differ from eager is re-run."""
+    cache = ResultCache(tmp_path)
+    assert check(cache).status == "passed"
+    m = model()
+    with torch.no_grad():
+        m.lin.weight.fill_(float("nan"))  # eager now answers NaN: a different reference, so no reuse
+    again = check(cache, m=m)
+    assert not served(again)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign format", "other identity"])
+def test_a_damaged_entry_is_ignored_and_removed(tmp_path, damage) -> None:
+    cache = ResultCache(tmp_path)
+    assert check(cache).status == "passed"
+    (entry,) = cache.entries()
+    text = entry.read_text()
+    if damage == "garbage":
+        entry.write_bytes(b"\x00\xffnot json")
+    elif damage == "truncated":
+        entry.write_text(text[: len(text) // 2])
+    else:
+        data = json.loads(text)
+        if damage == "foreign format":
+            data["format"] = result_cache.FORMAT + 1
+        else:
+            data["identity"] = "something else"
+        entry.write_text(json.dumps(data))
+    again = check(cache)
+    assert again.status == "passed" and not served(again)
+    assert RUN_STEPS <= set(again.timings)
+    # the bad entry went, and the full run stored a good one in its place
+    assert [json.loads(p.read_text())["format"] for p in cache.entries()] == [result_cache.FORMAT]
+    assert served(check(cache))
+
+
+def test_read_and_write_modes(tmp_path) -> None:
+    assert check(ResultCache(tmp_path, "read")).status == "passed"
+    assert ResultCache(tmp_path).entries() == []  # read: stores nothing
+    check(ResultCache(tmp_path, "write"))
+    assert len(ResultCache(tmp_path).entries()) == 1
+    assert not served(check(ResultCache(tmp_path, "write")))  # write: takes nothing
+    assert served(check(ResultCache(tmp_path, "read")))
+    assert not served(check(ResultCache(tmp_path, "off")))
+    with pytest.raises(ValueError, match="cache mode must be one of"):
+        ResultCache(tmp_path, "sometimes")
+
+
+def test_bounded_oldest_entries_go_first(tmp_path) -> None:
+    cache = ResultCache(tmp_path, max_entries=2)
+    for case in ("a", "b", "c"):
+        check(cache, case_id=case)
+    assert len(cache.entries()) == 2
+    assert not served(check(cache, case_id="a"))  # the oldest was evicted
+    assert served(check(cache, case_id="c"))
+
+
+def test_failing_walks_and_input_factories_are_never_stored(tmp_path) -> None:
+    cache = ResultCache(tmp_path)
+
+    class Branchy(nn.Module):
+        def forward(self, x):
+            return x + 1 if x.sum() > 0 else x - 1
+
+    assert check(cache, m=Branchy(), args=(torch.ones(4, 8),), mode="non_strict").status == "failed"
+
+    def inputs(shapes, rng):
+        return (torch.randn(*shapes["args[0]"]),), {}
+
+    first = check(cache, inputs=inputs)
+    assert first.status == "passed"
+    assert cache.entries() == []  # nothing proves a factory the same across processes
+    assert not served(check(cache, inputs=inputs))
