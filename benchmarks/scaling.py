@@ -2,7 +2,7 @@
 
 Both runs are the same command apart from ``-n``; the ratio is serial time / parallel time.
 Target: >= 1.6x on 2 cores. Usage: ``python benchmarks/scaling.py [--workers 2] [-- extra pytest args]``
-(e.g. ``-- -k control_flow`` to time a subset; the README says which selection it shows).
+(e.g. ``-- -k control_flow`` to time a subset; docs/performance.md says which selection it shows).
 """
 
 from __future__ import annotations

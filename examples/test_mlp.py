@@ -29,7 +29,7 @@ class MLP(nn.Module):
         return self.net(x)
 
 
-# Dim("batch", max=64) covers 0..64; torch.export treats 0 and 1 specially (see the README FAQ).
+# Dim("batch", max=64) covers 0..64; torch.export treats 0 and 1 specially (see docs/faq.md).
 BATCH = Dim("batch", max=64)
 
 

@@ -6,7 +6,7 @@
 Per version: create (or reuse) ``<venvs>/torch-X.Y`` with that torch and the matching
 torchvision from the package index, ``pip install -e .[test,examples]`` next to it (and
 check the torch it found is still the one installed), run the test suite (``tests`` and
-``exportdb``) and the README's main job (``pytest examples/``), each with a JSON export
+``exportdb``) and the main job of the README's first command (``pytest examples/``), each with a JSON export
 report and JUnit XML under ``--out``. The table says, per version: tests passed/failed,
 ExportDB drift (failing ``exportdb`` tests, by case), the main job's verdicts and wall time.
 Runs serially, one version at a time, so it fits a small machine.
@@ -168,7 +168,7 @@ def run_version(minor: str, args: argparse.Namespace) -> Row:
 
 
 def table(rows: list[Row]) -> str:
-    """Return the Markdown table README shows."""
+    """Return the Markdown table docs/torch-versions.md shows ("The matrix")."""
     lines = ["| torch | tests passed | tests failed | ExportDB drift | main job (examples/) | wall time |",
              "|---|---|---|---|---|---|"]
     for r in rows:
