@@ -1,4 +1,4 @@
-"""The user's model as a case found it: training flags, parameter/buffer values, grads, plain attributes.
+"""The user's model as a case found it: training flags, parameter/buffer values, grads, plain attributes, generators.
 
 Every side of every comparison starts from this snapshot (a counter or a KV cache written by
 one run must not feed the next), and the model is handed back in it after the case.
@@ -25,6 +25,8 @@ class ModelState:
     written: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: a forward wrote a parameter behind autograd's version counter (``p.data.add_``): copy every time
     untracked_writes: bool = False
+    #: torch.Generator objects the model holds (``self.gen``, nested, in a list) -> (generator, saved state)
+    generators: dict[str, tuple[Any, Any]] = field(default_factory=dict)
 
     @classmethod
     def capture(cls, model: Any, shared_with: ModelState | None = None) -> ModelState:
@@ -46,6 +48,13 @@ class ModelState:
                 k: v for k, v in vars(mod).items() if not k.startswith("_") and isinstance(v, (int, float, bool, str))
             }
         owned = {id(t) for t, _ in shared_with.tensors.values()} if shared_with is not None else set()
+        # A generator the model draws from (``torch.randn(..., generator=self.gen)``) is state as much
+        # as a buffer: eager advances it, and a program run after eager must start where eager did.
+        # A program keeps its own copy (a lifted constant): snapshot while it still equals the model's.
+        mine = {id(g) for g, _ in shared_with.generators.values()} if shared_with is not None else set()
+        for name, gen in _held_generators(model):
+            if id(gen) not in mine:
+                state.generators.setdefault(name, (gen, gen.get_state()))
         known = shared_with.tensors if shared_with is not None else {}
 
         def saved_copy(name: str, t: Any) -> Any:
@@ -87,6 +96,8 @@ class ModelState:
 
         if not isinstance(model, torch.nn.Module):
             return
+        for gen, saved in self.generators.values():
+            gen.set_state(saved)
         modules = dict(model.named_modules(remove_duplicate=False))
         for name, flag in self.training.items():
             if name in modules:
@@ -138,6 +149,22 @@ class ModelState:
                     self.untracked_writes = True
                     break
         return self.untracked_writes
+
+
+def _held_generators(model: Any) -> list[tuple[str, Any]]:
+    """Return (name, generator) for each torch.Generator a module attribute holds, directly or in a list/tuple/dict."""
+    import torch
+
+    out = []
+    for owner, mod in model.named_modules(remove_duplicate=False):
+        for k, v in vars(mod).items():
+            name = f"{owner}.{k}" if owner else k
+            if isinstance(v, torch.Generator):
+                out.append((name, v))
+            elif not k.startswith("_") and isinstance(v, (list, tuple, dict)):
+                items = v.items() if isinstance(v, dict) else enumerate(v)
+                out.extend((f"{name}[{i!r}]", g) for i, g in items if isinstance(g, torch.Generator))
+    return out
 
 
 def _mark(tensor: Any) -> tuple[int, int]:

@@ -10,7 +10,7 @@ from exportcore.execute import RunResult, run_inference, run_training
 if TYPE_CHECKING:
     from exportcore.context import Run
 
-__all__ = ["prepare", "run_side", "traced_path", "remember", "call_quiet"]
+__all__ = ["prepare", "run_side", "traced_path", "remember", "call_quiet", "blame_randomness"]
 
 
 def prepare(run: Run) -> None:
@@ -73,3 +73,36 @@ def call_quiet(program: Any, args: tuple, kwargs: dict) -> Any:
 
     with torch.no_grad():
         return program(*args, **kwargs)
+
+
+def blame_randomness(run: Run) -> None:
+    """Explain a numerics failure by eager's own randomness when eager differs from itself.
+
+    Every side starts from the same snapshot (model tensors, the generators it holds) and the same
+    torch seed (CPU and CUDA), so two eager runs on the examples agree unless the model draws from
+    something neither restores: Python's ``random``, numpy, a generator held outside the model, the
+    clock. A program cannot reproduce that, and a float-tolerance hint would send the user astray.
+    """
+    from exportcore.compare import compare
+
+    failure = run.outcome.failure
+    if failure is None or failure.stage not in ("numerics", "training") or run.reference is None:
+        return
+    try:
+        first = run_side(run, run.model, run.args, run.kwargs)
+        second = run_side(run, run.model, run.args, run.kwargs)
+    except Exception:  # noqa: BLE001 - eager ran before; if it no longer does, the failure stands as found
+        return
+    finally:
+        prepare(run)
+    found = compare(first.outputs, second.outputs, rtol=run.rtol, atol=run.atol, path="output")
+    if found is None and first.buffers is not None and second.buffers is not None:
+        found = compare(first.buffers, second.buffers, rtol=run.rtol, atol=run.atol, path="buffers")
+    if found is None:
+        return
+    failure.detail = f"{failure.message}\n{failure.detail}".strip()
+    failure.message = (f"eager itself is not reproducible: two eager runs on the example inputs from the same "
+                       f"model state and torch seed differ ({found.message}); no program can match it")
+    failure.hint = ("the model draws randomness that is neither torch's seeded RNG nor a torch.Generator it "
+                    "holds (Python's random, numpy.random, a generator outside the model, the clock): export "
+                    "bakes one draw in as a constant. Use torch's RNG (seeded) or pass the random values in as an input")
