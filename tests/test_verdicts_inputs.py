@@ -99,3 +99,60 @@ def test_an_input_that_cannot_be_built_at_a_shape_skips_that_probe_with_a_note()
     result = explore(spec, (example,), {}, lambda a, k: seen.append(a[0].shape[0]) or Probe("ok"), examples=8, seed=0)
     assert seen and all(n % 2 == 0 for n in seen)
     assert result.stats.skipped >= 1 and any("drawn shape not probed" in n for n in result.notes)
+
+
+class Noisy(torch.nn.Module):
+    """Draws from a generator it holds: eager advances it, and every program must start where eager did."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gen = torch.Generator().manual_seed(0)
+        self.fc = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.fc(x) + torch.randn(x.shape, generator=self.gen)
+
+
+class Outer(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = torch.nn.Sequential(Noisy())
+        self.gens = [torch.Generator().manual_seed(1)]
+
+    def forward(self, x):
+        return self.inner(x) * torch.rand(x.shape, generator=self.gens[0])
+
+
+@pytest.mark.parametrize("model", [Noisy, Outer])
+def test_a_generator_held_by_the_model_starts_every_program_where_eager_started(model):
+    torch.manual_seed(0)
+    x = torch.randn(2, 3)
+    # The truth: from the same generator state, the exported program draws what eager draws.
+    torch.manual_seed(0)
+    ep = torch.export.export(model(), (x,), strict=False)
+    torch.manual_seed(0)
+    assert torch.equal(ep.module()(x), model()(x))
+    torch.manual_seed(0)
+    m = model()
+    state = [g.get_state() for g in (m.gen,)] if model is Noisy else [m.inner[0].gen.get_state(), m.gens[0].get_state()]
+    out = exportcore.check(m, (x,), mode="non_strict")  # (randn(generator=) takes no symbolic size in torch)
+    assert out.status == "passed", out.failure and out.failure.headline()
+    after = [g.get_state() for g in (m.gen,)] if model is Noisy else [m.inner[0].gen.get_state(), m.gens[0].get_state()]
+    assert all(torch.equal(a, b) for a, b in zip(state, after)), "the user's generators are handed back untouched"
+
+
+class PythonRandom(torch.nn.Module):
+    def forward(self, x):
+        import random
+
+        return x * random.random()  # export bakes one draw in as a constant
+
+
+def test_randomness_the_program_cannot_reproduce_is_explained_as_such():
+    x = torch.randn(2, 3)
+    ep = torch.export.export(PythonRandom(), (x,), strict=False)
+    assert not torch.allclose(ep.module()(x), PythonRandom()(x))  # the truth: the program diverges
+    out = exportcore.check(PythonRandom(), (x,), mode="non_strict")
+    assert out.status == "failed" and out.failure.stage == "numerics"
+    assert "eager itself is not reproducible" in out.failure.message
+    assert "rtol" not in out.failure.hint and "random" in out.failure.hint
