@@ -87,6 +87,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(Controller(config), "export-controller")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistController(config, config.stash[OPTIONS].known_columns()), "export-xdist")
+        from pytest_export.scheduling import CaseScheduler
+
+        config.pluginmanager.register(CaseScheduler(config.stash[OPTIONS].known_columns()), "export-scheduling")
         if distributed(config):
             from pytest_export.journaling import InflightDir
 
