@@ -223,8 +223,9 @@ def refused_item(node: Any, mode: str | None, known_modes: Sequence[str]) -> str
     if isinstance(cls, type) and issubclass(cls, unittest.TestCase):
         return (f"{node.nodeid}: @pytest.mark.{MARKER} does not work on a unittest.TestCase method "
                 "(pytest cannot parametrize it over export modes, so nothing would be exported); "
-                "make it a plain test function or a method of a class that is not a TestCase, "
-                "or call exportcore.check(model, args, mode=...) in the method and assert on the outcome")
+                "mix pytest_export.unittest.ExportableMixin into the TestCase and call "
+                "self.assertExportable(model, args, dynamic_shapes=...) in the method (one record per mode), "
+                "or make it a plain test function")
     if mode is None or node.get_closest_marker("xfail") is None:
         return None
     try:

@@ -27,9 +27,10 @@ def test_marker_on_a_testcase_method_or_class_is_a_collection_error_naming_the_t
     result.assert_outcomes(errors=2)
     result.stdout.fnmatch_lines([
         "*test_m.py::TestModels::test_branchy: @pytest.mark.exportable does not work on a unittest.TestCase "
-        "method (pytest cannot parametrize it over export modes, so nothing would be exported); make it a "
-        "plain test function or a method of a class that is not a TestCase, or call "
-        "exportcore.check(model, args, mode=...) in the method and assert on the outcome",
+        "method (pytest cannot parametrize it over export modes, so nothing would be exported); mix "
+        "pytest_export.unittest.ExportableMixin into the TestCase and call "
+        "self.assertExportable(model, args, dynamic_shapes=...) in the method (one record per mode), "
+        "or make it a plain test function",
         "*test_m.py::TestMarkedClass::test_also: @pytest.mark.exportable does not work*",
     ])
     assert "passed" not in result.stdout.str().splitlines()[-1]
