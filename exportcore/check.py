@@ -164,12 +164,20 @@ def check(
     if outcome.status == "passed" and any(f.severity == "error" for f in outcome.findings):
         first = next(f for f in outcome.findings if f.severity == "error")
         outcome.status = "failed"
+        stage, category = _FINDING_STAGES.get(first.kind, ("guards", "guards"))
         outcome.failure = Failure(
-            stage="guards" if first.kind not in ("state_missing", "state_differs") else "state",
-            category="guards" if first.kind not in ("state_missing", "state_differs") else "torch.mutation",
+            stage=stage, category=category,
             exc_type="Finding", message=first.message, hint="findings are errors in this run (--export-findings=error)",
         )
     return outcome
+
+
+#: Where a finding made an error (--export-findings=error) fails; the rest fail at guards.
+_FINDING_STAGES = {
+    "state_missing": ("state", "torch.mutation"),
+    "state_differs": ("state", "torch.mutation"),
+    "no_shape_checked": ("input", "input"),  # the case's inputs or range, not the program
+}
 
 
 def check_case(case: Case, mode: str = "non_strict", **options: Any) -> Outcome:

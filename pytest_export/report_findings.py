@@ -11,9 +11,13 @@ from typing import Any, Callable, NamedTuple
 
 from pytest_export.records import Record
 
-__all__ = ["FindingRow", "finding_rows", "findings_badge", "findings_markdown", "findings_section"]
+__all__ = [
+    "FindingRow", "UNCHECKED", "finding_rows", "findings_badge", "findings_markdown", "findings_section", "unchecked",
+]
 
 _MAX_ROWS = 500
+#: The finding of a verdict that ran none of its drawn shapes: a pass that must not read as a plain one.
+UNCHECKED = "no_shape_checked"
 
 
 class FindingRow(NamedTuple):
@@ -36,6 +40,12 @@ def finding_rows(records: list[Record]) -> list[FindingRow]:
         for f in r.outcome.findings if r.outcome is not None else ():
             rows.append(FindingRow(r.case, r.mode, r.verdict, f.severity, f.kind, f.input or "", f.message, i))
     return rows
+
+
+def unchecked(record: Record) -> str:
+    """Return why a record checked no drawn shape at all ("" when it checked some, or had none to check)."""
+    findings = record.outcome.findings if record.outcome is not None else []
+    return next((f.message for f in findings if f.kind == UNCHECKED), "")
 
 
 def findings_badge(record: Record) -> tuple[str, str] | None:

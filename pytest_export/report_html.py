@@ -15,7 +15,7 @@ from exportcore.outcome import Failure, Outcome
 from pytest_export.explain import exportdb_page
 from pytest_export.records import Record, failure_of, ordered_modes
 from pytest_export.report_charts import categories_chart, ops_chart, stage_sorted, stage_table
-from pytest_export.report_findings import finding_rows, findings_badge, findings_section
+from pytest_export.report_findings import finding_rows, findings_badge, findings_section, unchecked
 from pytest_export.report_overview import anchors as _anchors, cap, cards, gate_banner, header, record_anchor
 from pytest_export.report_runtimes import runtime_tables, runtimes_section
 from pytest_export.report_style import EXPORTABLE, MODE_ORDER, PROBLEMS, VERDICT_LABEL, render_page
@@ -157,8 +157,11 @@ def _matrix(views: list[dict[str, Any]]) -> dict[str, Any]:
                 continue
             v, n = cells[case][m]
             f: Failure | None = failure_of(v["r"])
-            row.append({"v": v, "n": n, "tip": f.message[:300] if f else "", "badge": findings_badge(v["r"]),
-                        "stage": f.stage if f and v["r"].verdict not in EXPORTABLE else None})
+            bare = v["r"].verdict == "passed" and unchecked(v["r"])  # a pass that ran no drawn shape
+            row.append({"v": v, "n": n, "tip": f.message[:300] if f else (bare or "")[:300],
+                        "badge": findings_badge(v["r"]),
+                        "stage": f.stage if f and v["r"].verdict not in EXPORTABLE else ("no drawn shape checked"
+                                                                                          if bare else None)})
         rows.append((case, row))
     return {"modes": modes, "rows": rows}
 

@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from pytest_export.records import EXPORTABLE, Record, failure_of, ordered_modes, worst
-from pytest_export.report_findings import findings_markdown
+from pytest_export.report_findings import findings_markdown, unchecked
 from pytest_export.report_runtimes import runtime_tables, runtimes_markdown
 from pytest_export.report_style import MODE_ORDER, PROBLEMS, VERDICT_MARK
 from pytest_export.sanitize import shown_text
@@ -96,6 +96,8 @@ def _matrix(records: list[Record]) -> list[str]:
             r = worst(grid[case][m])
             failure = failure_of(r)
             stage = f" · {_text(failure.stage)}" if failure and r.verdict not in EXPORTABLE else ""
+            if r.verdict == "passed" and unchecked(r):
+                stage = " · no drawn shape checked"
             cells.append(f"{VERDICT_MARK.get(r.verdict, '')} {r.verdict}{stage}")
         out.append(f"| {_code(case, 120, cell=True)} | " + " | ".join(cells) + " |")
     if len(cases) > MAX_ROWS:

@@ -9,6 +9,7 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 from pytest_export.records import Record, failure_of, ordered_modes
+from pytest_export.report_findings import unchecked
 
 __all__ = ["MARKS", "summary_lines"]
 
@@ -63,6 +64,12 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
     lines.append("legend: " + "  ".join(legend))
     lines.append("verdicts: " + ", ".join(f"{n} {v}" for v, n in _count(r.verdict for r in records))
                  + _fixture_note(records))
+    bare = [r for r in records if r.verdict == "passed" and unchecked(r)]
+    if bare:
+        lines.append(f"unchecked: {len(bare)} passed without checking any drawn shape (the example inputs only):")
+        lines.extend(f"  {r.test} [{r.mode}]: {unchecked(r)}" for r in bare[:_SLOWEST])
+        if len(bare) > _SLOWEST:
+            lines.append(f"  (+{len(bare) - _SLOWEST} more; see the report's findings)")
     categories = _count(
         failure.category
         for r in records

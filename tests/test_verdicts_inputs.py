@@ -156,3 +156,94 @@ def test_randomness_the_program_cannot_reproduce_is_explained_as_such():
     assert out.status == "failed" and out.failure.stage == "numerics"
     assert "eager itself is not reproducible" in out.failure.message
     assert "rtol" not in out.failure.hint and "random" in out.failure.hint
+
+
+class Embed(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 4)
+
+    def forward(self, ids):
+        return self.emb(ids)
+
+
+class Lin(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class PinsBatch(torch.nn.Module):
+    """A Python branch on the batch size: export under Dim.AUTO pins it to the example's 4."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.fc(x) * (2.0 if x.shape[0] == 4 else 3.0)
+
+
+def _broken_factory_cases():
+    batch = {0: Dim("b", min=2, max=8)}
+    return {
+        "ids outside the vocabulary": (Embed(), (torch.arange(20).reshape(4, 5) % 10,), {"ids": batch},
+                                       lambda s, rng: ((torch.randint(100, 200, s["args[0]"]),), {}),
+                                       ["args[0]=[2, 5]", "IndexError", "holds values 1", "the example's 0..9"]),
+        "wrong dtype": (Lin(), (torch.randn(4, 3),), {"x": batch},
+                        lambda s, rng: ((torch.randint(0, 3, s["args[0]"]),), {}),
+                        ["args[0]", "torch.int64", "torch.float32"]),
+        "unknown kwarg": (Lin(), (torch.randn(4, 3),), {"x": batch},
+                          lambda s, rng: ((torch.randn(s["args[0]"]),), {"scale": 2.0}),
+                          ["kwargs['scale']", "TypeError", "not an input of the examples"]),
+        "a pinned Dim.AUTO behind a broken factory": (
+            PinsBatch(), (torch.randn(4, 3),), {"x": {0: Dim.AUTO}},
+            lambda s, rng: ((torch.randint(0, 3, s["args[0]"]),), {}), ["args[0]", "torch.int64"]),
+    }
+
+
+@pytest.mark.parametrize("name", list(_broken_factory_cases()))
+def test_a_factory_whose_inputs_eager_rejects_is_blamed_not_passed(name):
+    model, args, spec, factory, words = _broken_factory_cases()[name]
+    drawn_args, drawn_kwargs = factory({"args[0]": (3, *args[0].shape[1:])}, None)
+    with pytest.raises(Exception):  # the truth: eager itself cannot run on the factory's inputs
+        model(*drawn_args, **drawn_kwargs)
+    out = exportcore.check(model, args, dynamic_shapes=spec, inputs=factory, examples=7)
+    assert (out.status, out.failure and out.failure.stage) == ("error", "input"), out.failure and out.failure.headline()
+    assert out.failure.exc_type == "InputFactoryError"
+    assert "eager rejects the inputs factory's inputs at the drawn shapes" in out.failure.message
+    for word in words:
+        assert word in out.failure.message, out.failure.message
+
+
+def test_the_pinned_dim_auto_is_a_true_guards_failure_without_the_broken_factory():
+    ep = torch.export.export(PinsBatch(), (torch.randn(4, 3),), dynamic_shapes={"x": {0: Dim.AUTO}})
+    with pytest.raises(Exception):  # the truth: the program refuses batch 5, which eager runs
+        ep.module()(torch.randn(5, 3))
+    out = exportcore.check(PinsBatch(), (torch.randn(4, 3),), dynamic_shapes={"x": {0: Dim.AUTO}}, examples=7)
+    assert (out.status, out.failure.stage) == ("failed", "guards")
+
+
+class EagerTakesFourOnly(torch.nn.Module):
+    def forward(self, x):
+        if not torch.compiler.is_exporting() and x.shape[0] != 4:
+            raise ValueError("this model takes a batch of 4")
+        return x * 2
+
+
+@pytest.mark.skipif(not hasattr(torch.compiler, "is_exporting"), reason="torch.compiler.is_exporting is newer")
+def test_a_pass_that_checked_no_drawn_shape_says_so():
+    # Eager refuses both drawn bounds (2 and 8): nothing in the declared range was checked.
+    out = exportcore.check(EagerTakesFourOnly(), (torch.randn(4, 3),),
+                           dynamic_shapes={"x": {0: Dim("b", min=2, max=8)}}, examples=2)
+    assert out.status == "passed" and out.examples.accepted == 0
+    unchecked = [f for f in out.findings if f.kind == "no_shape_checked"]
+    assert len(unchecked) == 1, out.findings
+    assert unchecked[0].message.startswith("0 of 2 drawn shapes checked: eager rejected 2")
+    assert "this model takes a batch of 4" in unchecked[0].message
+    strict = exportcore.check(EagerTakesFourOnly(), (torch.randn(4, 3),),
+                              dynamic_shapes={"x": {0: Dim("b", min=2, max=8)}}, examples=2, findings_as_errors=True)
+    assert (strict.status, strict.failure.stage, strict.failure.category) == ("failed", "input", "input")

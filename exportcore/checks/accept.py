@@ -35,8 +35,12 @@ def run(ctx: Run) -> None:
     def probe(args: tuple, kwargs: dict) -> Any:
         try:
             reference = run_side(ctx, ctx.model, args, kwargs)
-        except Exception:
-            return Probe("discard", "eager rejected the drawn shape")
+        except Exception as exc:
+            blame = _blame_user_inputs(ctx, args, kwargs, exc)
+            if blame:
+                return Probe("fail", blame, stage="input")
+            text = str(exc).strip().splitlines()
+            return Probe("discard", f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__)
         for label in PROGRAMS:
             program = ctx.programs.get(label)
             if program is None or label in ctx.same_as:
@@ -73,6 +77,8 @@ def run(ctx: Run) -> None:
     prepare(ctx)
     ctx.outcome.examples = result.stats
     ctx.outcome.notes.extend(result.notes)
+    if result.failure is None and result.stats.accepted == 0 and (ctx.spec.roots or ctx.inputs is not None):
+        _nothing_checked(ctx, result)
     if result.failure is not None and result.failure.stage == "input":
         _factory_failed(ctx, result)
     if result.failure is not None:
@@ -98,6 +104,51 @@ def run(ctx: Run) -> None:
         )
 
 
+def _blame_user_inputs(ctx: Run, args: tuple, kwargs: dict, error: BaseException) -> str:
+    """Return why the user's inputs, not the range, are at fault when eager rejects them ("" if they are not)."""
+    import torch
+    from hypothesis.strategies import SearchStrategy
+
+    from exportcore.shapes.blame import differences, rejected_message
+    from exportcore.shapes.parse import input_paths
+    from exportcore.shapes.synth import input_shapes, synthesize
+
+    if ctx.inputs is None:
+        return ""
+    examples = dict(input_paths(ctx.args, ctx.kwargs))
+    drawn = input_shapes(args, kwargs)
+    shapes = {p: s for p, s in drawn.items()
+              if isinstance(examples.get(p), torch.Tensor) and len(s) == examples[p].dim()}
+    try:  # the examples resized to the same shapes: does eager take those?
+        resized = synthesize(ctx.args, ctx.kwargs, shapes, seed=ctx.seed)
+        run_side(ctx, ctx.model, *resized)
+    except Exception:  # noqa: BLE001 - eager refuses the shape itself: the range's matter, not the factory's
+        return ""
+    finally:
+        prepare(ctx)
+    who = "inputs strategy" if isinstance(ctx.inputs, SearchStrategy) else "inputs factory"
+    return rejected_message(who, drawn, error, differences(args, kwargs, ctx.args, ctx.kwargs))
+
+
+def _nothing_checked(ctx: Run, result: ExploreResult) -> None:
+    """A pass that ran no drawn shape at all must not read as a plain pass: say why, as a finding."""
+    stats = result.stats
+    total = stats.tried + stats.skipped
+    why = []
+    if stats.discarded:
+        first = f" (first: {result.first_discard})" if result.first_discard else ""
+        why.append(f"eager rejected {stats.discarded}{first}")
+    if stats.skipped:
+        why.append(f"{stats.skipped} could not be built at their shapes (see notes)")
+    if not why:
+        why.append("none could be drawn within the input budget" if not total else "none ran")
+    ctx.finding(
+        "no_shape_checked",
+        f"0 of {total} drawn shapes checked: {', '.join(why)}; the verdict covers the example inputs only, "
+        "not the declared dynamic range",
+    )
+
+
 def _factory_failed(ctx: Run, result: ExploreResult) -> None:
     """The user's ``inputs=`` factory raised or built other shapes than drawn: the case's input is broken."""
     ctx.outcome.counterexample = result.counterexample
@@ -105,7 +156,9 @@ def _factory_failed(ctx: Run, result: ExploreResult) -> None:
     ctx.fail(
         Failure(
             stage="input", category="input", exc_type="InputFactoryError", message=result.failure.message,
-            hint="an inputs= strategy must draw (args, kwargs) inside the declared dynamic_shapes" if strategy else
+            hint="build inputs the model accepts, like the examples: their dtypes, value ranges (token ids below "
+            "the vocabulary size) and keywords" if "eager rejects" in result.failure.message else
+            "an inputs= strategy must draw (args, kwargs) inside the declared dynamic_shapes" if strategy else
             "inputs=(shapes, rng) -> (args, kwargs) must return tensors of exactly the shapes it is given, "
             "keyed like the example inputs",
         ),

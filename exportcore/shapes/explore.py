@@ -50,6 +50,7 @@ class ExploreResult:
     failure: Probe | None = None
     drawn: list[dict[str, list[int]]] = field(default_factory=list)  # shapes probed, in order
     notes: list[str] = field(default_factory=list)  # shapes not probed and why
+    first_discard: str = ""  # why the first discarded shape was discarded (eager's error)
 
 
 class _ProbeFailed(Exception):
@@ -110,6 +111,7 @@ def explore(
             seen[key] = outcome
         if outcome.status == "discard":
             stats.discarded += 1
+            result.first_discard = result.first_discard or outcome.message
         elif outcome.status == "ok":
             stats.accepted += 1
         return outcome, True

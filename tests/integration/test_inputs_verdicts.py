@@ -63,3 +63,83 @@ def test_a_shapes_collection_returned_by_a_test_passes(project: pytest.Pytester,
     result = project.runpytest("-q")
     assert set(verdicts().values()) == {"passed"}, result.stdout.str()
     result.assert_outcomes(passed=2)
+
+
+UNCHECKED_MODELS = '''
+import torch
+from torch.export import Dim
+from exportcore import Case
+
+
+class EagerTakesFourOnly(torch.nn.Module):
+    def forward(self, x):
+        if not torch.compiler.is_exporting() and x.shape[0] != 4:
+            raise ValueError("this model takes a batch of 4")
+        return x * 2
+
+
+class Embed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(10, 4)
+
+    def forward(self, ids):
+        return self.emb(ids)
+
+
+def out_of_vocabulary(shapes, rng):
+    return (torch.randint(100, 200, shapes["args[0]"]),), {}
+
+
+def unchecked_case():
+    return Case(EagerTakesFourOnly(), (torch.randn(4, 3),), dynamic_shapes={"x": {0: Dim("b", min=2, max=8)}})
+
+
+def broken_factory_case():
+    return Case(Embed(), (torch.arange(20).reshape(4, 5) % 10,), dynamic_shapes={"ids": {0: Dim("b", min=2, max=8)}},
+                inputs=out_of_vocabulary)
+'''
+
+
+@pytest.mark.skipif(not hasattr(__import__("torch").compiler, "is_exporting"), reason="needs torch.compiler.is_exporting")
+def test_a_pass_that_checked_no_drawn_shape_says_so_in_the_terminal_and_every_report(project, records) -> None:
+    project.makepyfile(inputmodels=UNCHECKED_MODELS, test_unchecked="""
+        import pytest
+        from inputmodels import unchecked_case
+
+        @pytest.mark.exportable(modes=["non_strict"])
+        def test_four_only():
+            return unchecked_case()
+    """)
+    result = project.runpytest("-q", "--export-report=r.json", "--export-report=r.html", "--export-report=r.md")
+    result.assert_outcomes(passed=1)
+    out = result.stdout.str()
+    assert "unchecked: 1 passed without checking any drawn shape (the example inputs only):" in out
+    assert "0 of 2 drawn shapes checked: eager rejected 2 (first: ValueError: this model takes a batch of 4)" in out
+    (record,) = records()["records"]
+    assert "no_shape_checked" in [f["kind"] for f in record["outcome"]["findings"]]
+    report = json.loads((project.path / "r.json").read_text())
+    assert "no_shape_checked" in [f["kind"] for f in report["records"][0]["outcome"]["findings"]]
+    assert "✅ passed · no drawn shape checked" in (project.path / "r.md").read_text()
+    assert "no drawn shape checked" in (project.path / "r.html").read_text()
+
+
+def test_a_factory_whose_inputs_eager_rejects_is_an_input_error_not_a_pass(project, records) -> None:
+    project.makepyfile(inputmodels=UNCHECKED_MODELS, test_factory="""
+        import pytest
+        from inputmodels import broken_factory_case
+
+        @pytest.mark.exportable(modes=["non_strict"])
+        def test_embed():
+            return broken_factory_case()
+    """)
+    result = project.runpytest("-q")
+    result.assert_outcomes(failed=1)
+    (record,) = records()["records"]
+    assert record["verdict"] == "error"
+    failure = record["outcome"]["failure"]
+    assert (failure["stage"], failure["category"], failure["exc_type"]) == ("input", "input", "InputFactoryError")
+    assert ("inputs factory: eager rejects the inputs factory's inputs at the drawn shapes args[0]=[2, 5] "
+            "(IndexError: index out of range in self)") in failure["message"]
+    assert "export error in non_strict: stage input, category input" in result.stdout.str()
+    assert "hint: build inputs the model accepts, like the examples" in result.stdout.str()
