@@ -110,7 +110,14 @@ def _constraints(f: _Facts) -> tuple[str, ...] | None:
     if f.error_type == "CONSTRAINT_VIOLATION" or "ConstraintViolationError" in f.names:
         fixes = _suggested_fixes(f.text)
         constants = [re.fullmatch(r"(\w+) = (\d+)", fix) for fix in fixes]
-        if fixes and all(constants):
+        if fixes and all(constants) and all(m and int(m.group(2)) in (0, 1) for m in constants):
+            # torch only suggests a 0/1 constant when the example had that size: the example specialized
+            # the dim (0/1 specialization), whether or not the model fixes it.
+            names = ", ".join(f"{m.group(1)} is {m.group(2)}" for m in constants if m)
+            hint = (f"the example input's size for {names}: export specializes example sizes 0 and 1, so the dim"
+                    " cannot stay dynamic; use an example of size >= 2 (declare it static only if the model"
+                    " really needs that size)")
+        elif fixes and all(constants):
             pinned = ", ".join(f"{m.group(1)} to {m.group(2)}" for m in constants if m)
             hint = (f"torch suggests {'; '.join(fixes)}: the model fixes {pinned}, so declare it static (drop it"
                     " from dynamic_shapes or use Dim.STATIC) or remove the code that depends on its exact size")

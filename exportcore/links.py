@@ -78,6 +78,8 @@ LINKS: tuple[Link, ...] = (
     Link("", r"dtype mismatch", ("decompose",), "autocast_region"),
     Link("", r"grads\[", ("training",), "autograd_function_custom_backward"),
     Link("", r"Guard failed: 1 \+ .*//.* != 1", ("guards",), "conv_output_size_guard"),
+    # a guard pinning an input size to 0 or 1 comes from an example of that size (eager ran it)
+    Link("", r"Guard failed: \S+ == [01]\b", ("guards",), "example_size_one_specializes"),
     Link("", r"specializ", ("guards",), "dim_auto_specializes_silently"),
 )
 

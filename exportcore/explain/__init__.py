@@ -42,6 +42,9 @@ def explain(run: Run, depth: str, recheck: Recheck, timeout: float | None = None
     except Exception as exc:  # noqa: BLE001 - an explanation must never cost the verdict
         explanation.notes.append(f"not explained: the model could not be reset ({type(exc).__name__}: {exc})")
         return explanation
+    from exportcore.explain.example_size import diagnose
+
+    diagnose(run)
     if wants_fix(run):
         _step(explanation, "fix", timeout, lambda: _set_fix(explanation, corrected_spec(run, recheck)))
     if depth == "full":

@@ -38,10 +38,18 @@ def wants_fix(run: Run) -> bool:
 
 def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
     """Derive a corrected spec, re-export with it, and return it verified or merely suggested."""
+    from exportcore.explain.example_size import example_fix, pins_example_size
+
     start = time.perf_counter()
     failure = run.outcome.failure
     assert failure is not None
+    # An example of size 0/1 specializes whatever the model does: fix the example before the spec.
+    by_example = example_fix(run, recheck)
+    if by_example is not None and by_example.status == "verified":
+        return by_example
     spec, origin, notes = _derive(run, run.dynamic_shapes, failure)
+    if by_example is not None:
+        notes = [by_example.reason] + notes
     if spec is None:
         return None if not notes else SpecFix(
             status="suggested", dynamic_shapes="", origin=origin, reason="; ".join(notes),
@@ -63,7 +71,13 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
         if again is None:
             break
         spec, reason = again, ""
-    status = "verified" if not reason else "suggested"
+    if not reason and pins_example_size(run.dynamic_shapes, spec):
+        # The pin passes only because the example already had that size; it proves nothing about the model.
+        notes = ["not verified: it pins a dim to its example size (0 or 1), and export specializes example sizes"
+                 " 0 and 1 whatever the model does; keep it static only if the model really needs that size"] + notes
+        status = "suggested"
+    else:
+        status = "verified" if not reason else "suggested"
     notes = [] if status == "verified" else notes  # what a verified spec leaves out no longer matters
     return SpecFix(
         status=status, dynamic_shapes=render_spec(spec), origin=origin,

@@ -1,0 +1,115 @@
+"""0/1 specialization: a dim declared dynamic whose example size is 0 or 1 is the example's fault.
+
+torch.export treats example sizes 0 and 1 as constants, so any dynamic dim traced from such an
+example comes out static, and torch then suggests pinning it (``batch = 1``). That pin "verifies"
+trivially and keeps the mistake. The fix is the example: the same spec, exported from inputs
+whose example-sized dims are 2.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from exportcore.explain.specs import render_spec
+from exportcore.outcome import SpecFix
+
+if TYPE_CHECKING:
+    from exportcore.explain.context import FailedRun as Run
+    from exportcore.explain.context import Recheck
+
+__all__ = ["EXAMPLE_SIZES", "SIZE", "CASE", "example_sized_roots", "diagnose", "example_fix", "pins_example_size"]
+
+#: The example sizes torch.export specializes.
+EXAMPLE_SIZES = (0, 1)
+#: The smallest example size that stays dynamic.
+SIZE = 2
+#: The ExportDB case that shows it.
+CASE = "example_size_one_specializes"
+#: Failures a 0/1 example explains: the spec's dim came out static (constraints) or pinned (guards).
+_SPECIALIZED = (("constraints", "torch.dynamic-shape"), ("capture", "torch.dynamic-shape"), ("guards", "guards"))
+
+
+def example_sized_roots(run: Run) -> dict[str, int]:
+    """Return root name -> example size for the declared dynamic roots traced from a 0/1 example.
+
+    A ShapesCollection dim is unbacked (``keep01``): export keeps 1 in range, nothing specializes.
+    A root whose declared max is below 2 has no example size that could stay dynamic.
+    """
+    spec = run.spec
+    if spec is None:
+        return {}
+    return {
+        name: root.example for name, root in spec.roots.items()
+        if root.example in EXAMPLE_SIZES and not root.keep01 and (root.max is None or root.max >= SIZE)
+    }
+
+
+def diagnose(run: Run) -> bool:
+    """Name the example as the cause of a specialization failure of a 0/1-sized dynamic dim; whether it did.
+
+    The generic texts ("the model fixes batch to 1", "remove the code that specializes it") blame the
+    model for what the example did.
+    """
+    failure = run.outcome.failure
+    roots = example_sized_roots(run)
+    if failure is None or not roots or (failure.stage, failure.category) not in _SPECIALIZED:
+        return False
+    axes = [f"{axis.key} ({axis.label or name}) is {axis.size}" for name in roots for axis in run.spec.axes_of(name)]
+    failure.hint = (f"the example's size for {', '.join(axes)}: export specializes example sizes 0 and 1 (0/1"
+                    f" specialization), so the dim cannot stay dynamic; use an example of size >= {SIZE} (declare"
+                    " it static only if the model really needs that size)")
+    failure.exportdb_case = CASE
+    return True
+
+
+def example_fix(run: Run, recheck: Recheck) -> SpecFix | None:
+    """Re-export the same spec from examples whose 0/1-sized dynamic dims are 2; the fix, or None.
+
+    None when no declared dim has a 0/1 example or the inputs cannot be rebuilt at the new size.
+    """
+    from exportcore.shapes.solve import evaluate
+    from exportcore.shapes.synth import synthesize
+
+    start = time.perf_counter()
+    roots = example_sized_roots(run)
+    if not roots:
+        return None
+    assignment = dict(run.spec.example_assignment())
+    assignment.update({name: SIZE for name in roots})
+    try:
+        shapes = run.spec.shapes_for(assignment)
+        args, kwargs = synthesize(run.args, run.kwargs, shapes, seed=run.seed)
+    except Exception:  # noqa: BLE001 - an input we cannot resize: no verified fix, the plain explanation stands
+        return None
+    changes = [
+        f"{axis.key} ({axis.label or name}): example size {axis.size} -> {evaluate(axis.expr, name, SIZE)}"
+        " (change the example input; dynamic_shapes stays as it is)"
+        for name in roots for axis in run.spec.axes_of(name)
+    ]
+    verdict = recheck(
+        run.model, args, kwargs, dynamic_shapes=run.dynamic_shapes, mode=run.mode.name,
+        checks=("accept", "reject"), examples=max(2, min(run.examples, 5)), inputs=run.inputs,
+        seed=run.seed, case_id=run.outcome.case_id, explain="off",
+    )
+    reason = ""
+    if verdict.status != "passed":
+        reason = (f"an example of size {SIZE} did not pass either: "
+                  f"{verdict.failure.headline() if verdict.failure else verdict.status}")
+    return SpecFix(
+        status="verified" if not reason else "suggested",
+        dynamic_shapes=render_spec(run.dynamic_shapes),
+        origin=f"0/1 specialization: the same dynamic_shapes with an example of size {SIZE}",
+        changes=changes, exports=1, reason=reason, seconds=round(time.perf_counter() - start, 3),
+    )
+
+
+def pins_example_size(before: Any, after: Any) -> bool:
+    """Return whether ``after`` turns a declared dim of ``before`` into the static size 0 or 1."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        return any(pins_example_size(before[k], after[k]) for k in before if k in after)
+    if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)) and len(before) == len(after):
+        return any(pins_example_size(b, a) for b, a in zip(before, after))
+    static = isinstance(after, int) and not isinstance(after, bool)
+    return static and after in EXAMPLE_SIZES and not (isinstance(before, int) and before == after)
+
