@@ -100,6 +100,9 @@ def check(
     if spec is not None:
         spec = spec.with_budget(input_budget if input_budget is not None else default_budget(spec.example_bytes()))
     outcome = Outcome(case_id=case_id, mode=label, checks=sorted(set(checks)), torch_version=str(torch.__version__))
+    from exportcore.sides import aliasing_notes
+
+    outcome.notes.extend(aliasing_notes(tuple(args), kwargs))
     if spec is not None:
         outcome.declared = spec.declared_ranges()
         outcome.notes.extend(budget_notes(spec))

@@ -45,8 +45,55 @@ def _map(obj: Any, fn: Callable[[Any], Any]) -> Any:
 
 
 def clone_tree(obj: Any) -> Any:
-    """Return ``obj`` with every tensor replaced by an independent copy (requires_grad kept)."""
-    return _map(obj, lambda t: t.detach().clone().requires_grad_(t.requires_grad))
+    """Return ``obj`` with every tensor replaced by a copy (requires_grad kept), aliasing kept among the copies.
+
+    ``export(model, (t, t))`` bakes the aliasing of its inputs into the program (an in-place write
+    to one is seen through the other): copies that no longer alias would export, and run, another
+    program. The same tensor twice gets one copy; views of one storage become views of one copy.
+    """
+    import torch
+
+    shared = _shared_storages(tensor_leaves(obj))
+    memo: dict[int, Any] = {}
+
+    def copy(t: Any) -> Any:
+        if id(t) not in memo:
+            storage = shared.get(_storage_ptr(t))
+            if storage is None:
+                new = t.detach().clone()
+            else:
+                new = torch.empty(0, dtype=t.dtype, device=t.device).set_(
+                    storage, t.storage_offset(), t.size(), t.stride())
+            memo[id(t)] = new.requires_grad_(t.requires_grad)
+        return memo[id(t)]
+
+    return _map(obj, copy)
+
+
+def _storage_ptr(t: Any) -> int | None:
+    try:
+        storage = t.untyped_storage()
+        return storage.data_ptr() if storage.nbytes() else None
+    except Exception:  # noqa: BLE001 - sparse, quantized, subclasses: no plain storage to share
+        return None
+
+
+def _shared_storages(tensors: list[Any]) -> dict[int, Any]:
+    """Return storage pointer -> one fresh copy of that storage, for storages two distinct tensors view."""
+    viewers: dict[int, set[int]] = {}
+    first: dict[int, Any] = {}
+    for t in tensors:
+        ptr = _storage_ptr(t)
+        if ptr is not None and (t.layout == _strided() and not t.is_quantized):
+            viewers.setdefault(ptr, set()).add(id(t))
+            first.setdefault(ptr, t)
+    return {ptr: first[ptr].untyped_storage().clone() for ptr, ids in viewers.items() if len(ids) > 1}
+
+
+def _strided() -> Any:
+    import torch
+
+    return torch.strided
 
 
 def detach_tree(obj: Any) -> Any:

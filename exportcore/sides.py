@@ -10,7 +10,7 @@ from exportcore.execute import RunResult, run_inference, run_training
 if TYPE_CHECKING:
     from exportcore.context import Run
 
-__all__ = ["prepare", "run_side", "traced_path", "remember", "call_quiet", "blame_randomness"]
+__all__ = ["prepare", "run_side", "traced_path", "remember", "call_quiet", "blame_randomness", "aliasing_notes"]
 
 
 def prepare(run: Run) -> None:
@@ -106,3 +106,28 @@ def blame_randomness(run: Run) -> None:
     failure.hint = ("the model draws randomness that is neither torch's seeded RNG nor a torch.Generator it "
                     "holds (Python's random, numpy.random, a generator outside the model, the clock): export "
                     "bakes one draw in as a constant. Use torch's RNG (seeded) or pass the random values in as an input")
+
+
+def aliasing_notes(args: tuple, kwargs: dict) -> list[str]:
+    """Return one note per group of example inputs that share memory (kept aliased in every copy: execute.clone_tree)."""
+    import torch
+
+    from exportcore.shapes.parse import input_paths
+
+    groups: dict[int, list[tuple[str, Any]]] = {}
+    for path, value in input_paths(args, kwargs):
+        if isinstance(value, torch.Tensor) and value.layout == torch.strided and not value.is_quantized:
+            storage = value.untyped_storage()
+            if storage.nbytes():
+                groups.setdefault(storage.data_ptr(), []).append((path, value))
+    notes = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        paths = [p for p, _ in members]
+        named = ", ".join(paths[:-1]) + f" and {paths[-1]}"
+        same = len({id(v) for _, v in members}) == 1
+        what = "are one tensor" if same else "share one storage (views)"
+        notes.append(f"inputs {named} {what}: every copy keeps them aliased, as torch.export.export(model, args) "
+                     "sees them (an in-place write to one is seen through the other)")
+    return notes

@@ -59,9 +59,14 @@ def synthesize(args: tuple, kwargs: dict | None, shapes: dict[str, tuple], *, se
     if unknown:
         raise ValueError(f"shapes: no input at {sorted(unknown)}; inputs are {sorted(known)}")
     out = []
+    built: dict[tuple, Any] = {}  # the same example tensor at two paths stays one tensor (aliased inputs)
     for (path, leaf), same in zip(paths, leaves):
         assert same is leaf
         want = shapes.get(path)
+        key = (id(leaf), None if want is None else tuple(int(n) for n in want))
+        if key in built and not isinstance(leaf, (int, float, bool, str, type(None))):
+            out.append(built[key])
+            continue
         try:
             new = _resize(leaf, want, seed ^ zlib.crc32(path.encode("utf-8", "surrogatepass")))
         except SynthesisError as exc:
@@ -69,6 +74,7 @@ def synthesize(args: tuple, kwargs: dict | None, shapes: dict[str, tuple], *, se
         # Whatever the layout, a probe runs at the shape asked for or not at all.
         if want is not None and tuple(new.shape) != tuple(int(n) for n in want):
             raise SynthesisError(f"{path}: asked for shape {list(want)}, could only build {list(new.shape)}")
+        built[key] = new
         out.append(new)
     new_args, new_kwargs = tree_unflatten(out, treespec)
     return tuple(new_args), new_kwargs
