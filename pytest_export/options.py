@@ -75,7 +75,7 @@ class RunOptions:
         return tuple(column_label(n, d) for d in DEVICES for n in names)
     explain: bool = False  # --export-explain: submodule search and draft_export on failing cases
     reuse: bool = True  # --export-no-reuse turns off sharing runs between modes with the same program
-    cache: str = "on"  # --export-cache: the result cache under pytest's cache dir (pytest_export.warm_cache)
+    cache: str = "on"  # --export-cache: the result cache under pytest's cache dir (pytest_export.cache_dir)
 
     def modes_for(self, wanted: tuple[str, ...] | None) -> list[str]:
         """Return the modes a test runs: its own (or all known) narrowed by --export-modes."""

@@ -16,6 +16,7 @@ import pytest
 from exportcore.case import Case
 from exportcore.outcome import Failure, Outcome, SchemaError
 from pytest_export import explain
+from pytest_export.cache_dir import keep_hypothesis_storage
 from pytest_export.marker import ExportSpec
 from pytest_export.options import RunOptions
 from pytest_export.records import Expectation, Record, item_case_id
@@ -97,13 +98,14 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
         kwargs["seed"] = options.seed
     if options.input_budget is not None:
         kwargs["input_budget"] = options.input_budget
+    keep_hypothesis_storage(item.config)
     kwargs["hypothesis_settings"] = _hypothesis_settings()
     if options.explain:
         kwargs["explain"] = "full"
     if not options.reuse:
         kwargs["reuse"] = False
     else:
-        from pytest_export.warm_cache import session_cache
+        from pytest_export.cache_dir import session_cache
 
         cache = session_cache(item.config, options.cache)
         if cache is not None:

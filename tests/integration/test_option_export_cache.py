@@ -94,3 +94,17 @@ def test_a_bad_value_is_a_usage_error(pytester) -> None:
     result = pytester.runpytest_subprocess()
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*export_cache must be one of off, read, write, on, got 'sometimes'*"])
+
+
+def test_hypothesis_storage_goes_under_pytests_cache(pytester) -> None:
+    pytester.makepyfile(test_models=SUITE)
+    records(pytester, "-k", "mlp")
+    assert not (pytester.path / ".hypothesis").exists()
+    assert (pytester.path / ".pytest_cache" / "d" / "hypothesis").is_dir()
+
+
+def test_a_projects_own_hypothesis_folder_is_kept(pytester) -> None:
+    pytester.makepyfile(test_models=SUITE)
+    (pytester.path / ".hypothesis").mkdir()
+    records(pytester, "-k", "mlp")
+    assert not (pytester.path / ".pytest_cache" / "d" / "hypothesis").exists()
