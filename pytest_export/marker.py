@@ -1,5 +1,14 @@
 """Parse and validate ``@pytest.mark.exportable(...)`` arguments into an ExportSpec.
 
+A test may carry the marker at several levels: on a ``pytest.param(..., marks=...)``, on the
+function, on its class, on its module (``pytestmark``). They merge, **closest wins per argument**:
+a parameter's marker is closest, then the function's, the class's, the module's. An argument a
+closer marker gives (even ``None``, "the run's default") replaces the same argument of a farther
+one whole (``expect=`` is replaced, not merged key by key); arguments it does not give come from
+the farther marker. The merged arguments are validated as one marker, so a combination that
+cannot be honoured (a function's ``expect={"strict": ...}`` under a parameter's
+``modes=["non_strict"]``) is a collection error naming the test and the argument.
+
 No torch here: validation runs at collection time, before any export.
 """
 
@@ -20,8 +29,8 @@ if TYPE_CHECKING:
     import pytest
 
 __all__ = [
-    "MARKER", "MARKER_HELP", "MODE_PARAM", "Expectation", "ExportSpec", "MarkerError", "item_mode", "parse_marker",
-    "refused_item",
+    "MARKER", "MARKER_HELP", "MODE_PARAM", "Expectation", "ExportSpec", "MarkerError", "item_mode", "item_spec",
+    "markers_of", "parse_marker", "parse_markers", "refused_item",
 ]
 
 MARKER = "exportable"
@@ -36,7 +45,9 @@ MARKER_HELP = (
     "failure (like xfail(strict=True)); expect={mode: {'reason': ..., 'category': ...}} also pins "
     "the failure category. targets=['aoti', 'onnx', 'executorch'] also checks the case in those "
     "runtimes (target_mode='strict' to start from a strict export; target_options={'aoti': "
-    "{'check_inputs': True}}); devices=['cpu', 'cuda'] runs each on those devices."
+    "{'check_inputs': True}}); devices=['cpu', 'cuda'] runs each on those devices. Also valid on "
+    "pytest.param(..., marks=...): markers merge, the closest (parameter, function, class, module) "
+    "winning per argument."
 )
 
 ARGUMENTS = ("dynamic_shapes", "modes", "checks", "rtol", "atol", "examples", "inputs", "expect",
@@ -105,6 +116,33 @@ def parse_marker(args: Sequence[Any], kwargs: Mapping[str, Any], known_modes: Se
                       targets, devices, target_mode, target_options)
 
 
+def markers_of(node: Any, param_marks: Iterable[Any] = ()) -> list[Any]:
+    """Return the exportable markers that apply to ``node``, closest first.
+
+    pytest lists a parametrized item's own markers function-first, then its parameters' marks,
+    so its get_closest_marker() would let the function's marker hide a parameter's: the
+    parameters' marks (``param_marks``, or the item's callspec) are put first here.
+    """
+    callspec = getattr(node, "callspec", None)
+    params = [m for m in (param_marks or getattr(callspec, "marks", ())) if m.name == MARKER]
+    rest = [m for m in node.iter_markers(MARKER) if not any(m is p for p in params)]
+    return [*params, *rest]
+
+
+def parse_markers(markers: Sequence[Any], known_modes: Sequence[str]) -> ExportSpec:
+    """Return the ExportSpec of several exportable markers (closest first), merged per argument."""
+    args = next((m.args for m in markers if m.args), ())
+    kwargs: dict[str, Any] = {}
+    for marker in reversed(markers):  # farthest first, so a closer marker's argument replaces it
+        kwargs.update(marker.kwargs)
+    return parse_marker(args, kwargs, known_modes)
+
+
+def item_spec(item: Any, known_modes: Sequence[str]) -> ExportSpec:
+    """Return the merged ExportSpec of an exportable item (see the module docstring for the rule)."""
+    return parse_markers(markers_of(item), known_modes)
+
+
 def _target_options(value: Any) -> dict[str, dict[str, Any]]:
     if value is None:
         return {}
@@ -169,7 +207,7 @@ def _expectations(value: Any, modes: Sequence[str]) -> dict[str, Expectation]:
     for mode, spec in value.items():
         if mode not in modes:
             raise MarkerError(f"expect names mode {mode!r}, which this test does not run "
-                              f"(modes: {', '.join(m for m in modes if '-' not in m)})")
+                              f"(modes: {', '.join(dict.fromkeys(m for m in modes if '-' not in m))})")
         if isinstance(spec, str):
             if not spec.strip():
                 raise MarkerError(f"expect[{mode!r}] must be a non-empty reason, got {spec!r}")
@@ -216,8 +254,8 @@ def refused_item(node: Any, mode: str | None, known_modes: Sequence[str]) -> str
     marker would be silently ignored; pytest's own xfail marker next to ``expect=`` for the
     same mode would hide whether that expectation still holds (XFAIL either way).
     """
-    marker = node.get_closest_marker(MARKER) if hasattr(node, "get_closest_marker") else None
-    if marker is None:
+    markers = markers_of(node) if hasattr(node, "iter_markers") else []
+    if not markers:
         return None
     cls = getattr(node, "cls", None)
     if isinstance(cls, type) and issubclass(cls, unittest.TestCase):
@@ -226,10 +264,21 @@ def refused_item(node: Any, mode: str | None, known_modes: Sequence[str]) -> str
                 "mix pytest_export.unittest.ExportableMixin into the TestCase and call "
                 "self.assertExportable(model, args, dynamic_shapes=...) in the method (one record per mode), "
                 "or make it a plain test function")
+    import pytest
+
+    if not isinstance(node, pytest.Function):
+        return None  # a class or module collector: its items are checked one by one
+    callspec = getattr(node, "callspec", None)
+    if callspec is None or MODE_PARAM not in callspec.params:
+        # Never parametrized over modes (a marker this pytest's parametrization did not show us):
+        # the test would run as a plain function and pass without exporting anything.
+        return (f"{node.nodeid}: @pytest.mark.{MARKER} on this test could not be honoured (it was not "
+                "parametrized over export modes, so nothing would be exported); put the marker on the test "
+                "function or report this with your pytest version")
     if mode is None or node.get_closest_marker("xfail") is None:
         return None
     try:
-        spec = parse_marker(marker.args, marker.kwargs, known_modes)
+        spec = parse_markers(markers, known_modes)
     except MarkerError:
         return None  # reported where the test is parametrized
     if mode in spec.expect:

@@ -34,7 +34,8 @@ from exportcore.modes import mode_names
 from exportcore.targets import TARGETS, parse_label
 from pytest_export import hookspecs
 from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module's fixtures are registered
-from pytest_export.marker import MARKER, MARKER_HELP, MODE_PARAM, MarkerError, item_mode, parse_marker, refused_item
+from pytest_export.marker import (MARKER, MARKER_HELP, MODE_PARAM, MarkerError, item_mode, item_spec, markers_of,
+                                  parse_markers, refused_item)
 from pytest_export.options import OPTIONS, add_options, resolve
 from pytest_export.report_options import add_options as add_report_options
 from pytest_export.report_options import reporting_wanted
@@ -130,21 +131,53 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 @pytest.hookimpl(trylast=True)  # after the user's parametrize, so ids read test_x[4-strict]
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Parametrize every exportable test over its export modes."""
-    marker = metafunc.definition.get_closest_marker(MARKER)
-    if marker is None:
-        return
+    """Parametrize every exportable test over its export modes (per parameter, where pytest.param carries the marker)."""
     options = metafunc.config.stash[OPTIONS]
+    base = list(metafunc.definition.iter_markers(MARKER))
+    # The user's parametrization so far: a pytest.param(..., marks=exportable(...)) is only visible here.
+    calls = list(getattr(metafunc, "_calls", ()))
+    if not any(m.name == MARKER for c in calls for m in c.marks):
+        if base:
+            spec = _spec_or_fail(metafunc.definition.nodeid, base, options.known_modes)
+            _parametrize(metafunc, options.columns_for(spec.modes, spec.targets, spec.devices))
+        return
+    columns: dict[str, list[str]] = {}
+    for call in calls:
+        markers = markers_of(metafunc.definition, call.marks)
+        where = f"{metafunc.definition.nodeid}[{call.id}]"
+        if not markers:
+            pytest.fail(f"{where}: @pytest.mark.{MARKER}: other parameters of this test carry the marker and "
+                        "this one does not, so it would pass without exporting anything; give it "
+                        f"marks=pytest.mark.{MARKER}(...) too, or put the marker on the test function",
+                        pytrace=False)
+        spec = _spec_or_fail(where, markers, options.known_modes, merged=len(markers) > 1)
+        columns[call.id] = options.columns_for(spec.modes, spec.targets, spec.devices)
+    every = list(dict.fromkeys(m for c in columns.values() for m in c))
+    _parametrize(metafunc, every)
+    if every:
+        # Keep each parameter's own modes only. A parameter left with none (its modes all outside
+        # --export-modes) drops out here; the columns of the others keep the list non-empty.
+        metafunc._calls[:] = [c for c in metafunc._calls if c.params[MODE_PARAM] in columns[_call_id(c)]]
+
+
+def _spec_or_fail(where: str, markers: list[Any], known_modes: tuple[str, ...], merged: bool = False) -> Any:
     try:
-        spec = parse_marker(marker.args, marker.kwargs, options.known_modes)
+        spec = parse_markers(markers, known_modes)
     except MarkerError as exc:
         problem = str(exc)
     else:
-        problem = ""
-    if problem:
-        # Outside the except block, so the error shows without "During handling of ..." chaining.
-        pytest.fail(f"{metafunc.definition.nodeid}: @pytest.mark.{MARKER}: {problem}", pytrace=False)
-    modes = options.columns_for(spec.modes, spec.targets, spec.devices)
+        return spec
+    how = " (a pytest.param's marker merged with the test's, closest wins per argument)" if merged else ""
+    # Outside the except block, so the error shows without "During handling of ..." chaining.
+    pytest.fail(f"{where}: @pytest.mark.{MARKER}{how}: {problem}", pytrace=False)
+
+
+def _call_id(call: Any) -> str:
+    # The call's id before the mode was appended (the mode's id is the last one).
+    return "-".join(call._idlist[:-1])
+
+
+def _parametrize(metafunc: pytest.Metafunc, modes: list[str]) -> None:
     if any(parse_label(m)[0] in TARGETS for m in modes):
         from exportcore.targets import cache
 
@@ -161,9 +194,8 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     mode = item_mode(pyfuncitem)
     if mode is None:
         return None
-    marker = pyfuncitem.get_closest_marker(MARKER)
     options = pyfuncitem.config.stash[OPTIONS]
-    spec = parse_marker(marker.args, marker.kwargs, options.known_modes)  # type: ignore[union-attr]
+    spec = item_spec(pyfuncitem, options.known_modes)
     funcargs = pyfuncitem.funcargs
     testargs = {arg: funcargs[arg] for arg in pyfuncitem._fixtureinfo.argnames}
     from pytest_export.dim_errors import InvalidDim, explain_dim_error
@@ -273,18 +305,30 @@ class Controller:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.owners: Any = None  # unique_keys.KeyOwners, made with the first record
 
+    @pytest.hookimpl(tryfirst=True)  # a duplicate key fails the report before the terminal, junit and journal see it
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        """Collect the records a report carries."""
+        """Collect the records a report carries; a key another test already recorded is an error."""
         carried = getattr(report, "export_records", None)
         if not carried:
             return
         from pytest_export.records import Record, record_key
+        from pytest_export.unique_keys import KeyOwners, fail_report
 
+        if self.owners is None:
+            self.owners = KeyOwners()
+        problems = []
         for i, data in enumerate(carried):
             record = Record.from_dict(data, f"{report.nodeid}: export_records[{i}]")
-            self.config.stash[RECORDS].append(record)
-            self.config.stash[SELECTED].add(record_key(record))
+            admitted = self.owners.admit(record)
+            if admitted is not record:
+                problems.append(admitted.outcome.failure.message)
+                carried[i] = admitted.to_dict()
+            self.config.stash[RECORDS].append(admitted)
+            self.config.stash[SELECTED].add(record_key(admitted))
+        if problems:
+            fail_report(report, problems)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """Print the cases x modes matrix."""
