@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from exportcore.sources import exception_chain, is_user_file, stdlib_module
 
-__all__ = ["CATEGORIES", "EAGER_HINT", "decide", "format_traceback", "torch_hint"]
+__all__ = ["CATEGORIES", "EAGER_HINT", "decide", "decide_case", "format_traceback", "torch_hint"]
 
 CATEGORIES = (
     "python.control-flow", "python.data-structure", "python.builtin", "python.context-manager",
@@ -51,6 +51,12 @@ class _Facts:
 def decide(exc: BaseException, stage: str, code: str = "", file: str = "") -> tuple[str, str, str]:
     """Return ``(category, hint, stage)`` for ``exc`` raised at ``stage``; ``code`` and ``file`` are the
     user's source line and file, where known."""
+    return _decide(_facts(exc, stage, code, file))[:3]  # type: ignore[return-value]
+
+
+def decide_case(exc: BaseException, stage: str, code: str = "", file: str = "") -> tuple[str, str, str, str | None]:
+    """Like decide(), plus the ExportDB case the rule knows: None to ask the link table, "" for none at all
+    (a rule that knows no case shows the cause keeps the table from linking a look-alike message)."""
     return _decide(_facts(exc, stage, code, file))
 
 
@@ -76,14 +82,14 @@ def _safe_str(exc: BaseException) -> str:
         return repr(exc)
 
 
-def _decide(f: _Facts) -> tuple[str, str, str]:
-    """Return (category, hint, stage); the first rule that matches wins."""
+def _decide(f: _Facts) -> tuple[str, str, str, str | None]:
+    """Return (category, hint, stage, case); the first rule that matches wins."""
     for rule in _RULES:
         found = rule(f)
         if found is not None:
             category, hint, *rest = found
-            return category, hint, rest[0] if rest else f.stage
-    return _fallback(f)
+            return category, hint, (rest[0] or f.stage) if rest else f.stage, rest[1] if len(rest) > 1 else None
+    return (*_fallback(f), None)
 
 
 def _by_stage(f: _Facts) -> tuple[str, ...] | None:
@@ -92,6 +98,17 @@ def _by_stage(f: _Facts) -> tuple[str, ...] | None:
     if f.stage == "serialize":
         # torch 2.8's load swallows why its archive reader failed and falls back to the pre-2.8
         # format, which then misses "version": a load failure too, whatever it hides.
+        constant = re.search(r"unable to deserialize output node argument\(as_(\w+)=", f.low)
+        if constant:
+            kind = _CONSTANT_KINDS.get(constant.group(1), constant.group(1))
+            return ("serialization", f"forward returns a {kind} constant (the graph's output node holds"
+                    f" as_{constant.group(1)}) that torch.export.load cannot rebuild: return only tensors (and"
+                    f" ints, floats, bools) from forward, and keep the {kind} outside the exported model", "", "")
+        node = re.search(r"failed deserializing node node\(target='([\w.]+)'", f.low)
+        if node:
+            return ("serialization", f"torch.export.load cannot rebuild the {node.group(1)} node that save wrote"
+                    " (a gap in this torch's serializer, not in the model): keep that op out of a program you"
+                    " ship as .pt2, or report it to PyTorch with this reproducer", "", "")
         legacy_fallback = "no item named 'version' in the archive" in f.low
         if "deserializ" in f.low or "badzipfile" in {n.lower() for n in f.names} or legacy_fallback:
             return ("serialization", "torch.export.load cannot rebuild the program: import the modules that"
@@ -106,7 +123,16 @@ def _by_stage(f: _Facts) -> tuple[str, ...] | None:
     return None
 
 
+#: torch.export's serialized argument kinds -> what a user wrote.
+_CONSTANT_KINDS = {"string": "str", "strings": "list of str", "none": "None", "device": "torch.device",
+                   "layout": "torch.layout", "memory_format": "torch.memory_format", "scalar_type": "torch.dtype"}
+
+
 def _constraints(f: _Facts) -> tuple[str, ...] | None:
+    if f.names & _DATA_DEPENDENT_NAMES or "data-dependent expression" in f.text.lower():
+        # strict export wraps a data-dependent guard in a CONSTRAINT_VIOLATION UserError even when no
+        # dim was declared: the data-dependent rules say what it is
+        return None
     if f.error_type == "CONSTRAINT_VIOLATION" or "ConstraintViolationError" in f.names:
         fixes = _suggested_fixes(f.text)
         constants = [re.fullmatch(r"(\w+) = (\d+)", fix) for fix in fixes]
@@ -207,6 +233,9 @@ def _data_dependent(f: _Facts) -> tuple[str, ...] | None:
         or "data-dependent expression" in f.low
     ):
         return None
+    inside = _torch_module_frame(f)
+    if inside is not None:
+        return ("data-dependent", _torch_module_hint(f, *inside), "", "")
     code = f.code
     if code.startswith("assert"):
         hint = ("Replace the `assert` on a tensor value with torch._check(...) on a Python value, or move it out"
@@ -218,6 +247,67 @@ def _data_dependent(f: _Facts) -> tuple[str, ...] | None:
         hint = ("Tell export what the data-dependent value satisfies with torch._check(...) (e.g. n = t.item();"
                 " torch._check(n >= 0)), or use torch.cond if it picks a branch")
     return ("data-dependent", hint)
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_NN_MODULE = re.compile(r"[/\\]torch[/\\]nn[/\\]modules[/\\](\w+)\.py$")
+
+
+def _torch_module_frame(f: _Facts) -> tuple[str, int] | None:
+    """Return (file, line) when the deepest frame that is the user's or a torch.nn module's is torch's:
+    the value export cannot trace is read by torch's own layer (as configured), not by the model's code."""
+    traced = f.text.partition("from user code:")[2]  # strict: dynamo lists the traced frames there
+    if traced:
+        frames = [(file, int(line)) for file, line in _FRAME.findall(traced)]
+    else:  # the raised frames only, innermost cause first: a message may quote the user's line at its end
+        frames = [(fs.filename, fs.lineno or 0) for e in reversed(exception_chain(f.exc))
+                  for fs in tb_module.extract_tb(e.__traceback__)]
+    for file, line in reversed(frames):
+        found = _NN_MODULE.search(file)
+        if found and found.group(1) != "module":  # module.py is only the call machinery
+            return file, int(line)
+        if is_user_file(file):
+            return None
+    return None
+
+
+def _torch_module_hint(f: _Facts, file: str, line: int) -> str:
+    import linecache
+
+    module = _NN_MODULE.search(file).group(1)  # type: ignore[union-attr]
+    code = linecache.getline(file, line).strip()
+    where = f"torch.nn's {module}.py:{line}" + (f" (`{code}`)" if code else "")
+    if "num_batches_tracked" in code:
+        # BatchNorm(momentum=None) keeps a cumulative average: 1 / num_batches_tracked, read as a Python float
+        return (f"{where}: a BatchNorm with momentum=None averages by 1 / num_batches_tracked, a Python float read"
+                " from a buffer, which training export cannot trace; give it a momentum (e.g. 0.1), or export"
+                " it in eval mode")
+    return (f"{where} reads a tensor value as a Python number, which export cannot trace: the layer as"
+            " configured does not export in this mode; configure it differently or keep it out of the exported"
+            " module")
+
+
+#: numpy's global RNG draws on the host at every call: neither traced nor reproducible.
+_HOST_RANDOM = re.compile(r"\b(np|numpy)\.random\b")
+
+
+def _host_randomness(f: _Facts) -> tuple[str, ...] | None:
+    if not (_HOST_RANDOM.search(f.code) or "randomstate" in f.low or "numpy.random" in f.low):
+        return None
+    return ("torch.dynamic-value", "forward draws from numpy.random: export cannot trace a host RNG draw (strict"
+            " sees a value known only at run time, non-strict bakes one draw in as a constant); draw with"
+            " torch's RNG (torch.rand, seeded), or pass the random values in as an input", "", "")
+
+
+def _torch_generator(f: _Facts) -> tuple[str, ...] | None:
+    said = _what_torch_said(f.text)
+    if "TorchDynamoException" not in f.names:
+        return None
+    if not (re.search(r"variable\(generator\)", said) or re.search(r"torch\.Generator\(|\bgenerator=", f.code)):
+        return None
+    return ("python.object-model", "Strict export (TorchDynamo) cannot trace a torch.Generator (generator=...):"
+            " draw from torch's global RNG (seeded with torch.manual_seed outside forward), or export with"
+            " strict=False, which traces the draws", "", "")
 
 
 _MISSING_FAKE = re.compile(r"no fake impl|fake impl registered|does not support running with fake tensors"
@@ -444,7 +534,7 @@ def _escapes(f: _Facts) -> tuple[str, ...] | None:
 
 
 _RULES = [
-    _by_stage, _constraints, _older_torch, _inputs, _escapes, _guards, _data_dependent, _operator, _higher_order, _mutation,
+    _by_stage, _host_randomness, _constraints, _older_torch, _inputs, _escapes, _guards, _torch_generator, _data_dependent, _operator, _higher_order, _mutation,
     _spec_violation, _raw_data, _fake_runtime, _user_assert, _graph_break,
 ]
 

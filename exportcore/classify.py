@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import re
 
-from exportcore.categories import CATEGORIES, EAGER_HINT, decide, format_traceback
+from exportcore.categories import CATEGORIES, EAGER_HINT, decide_case, format_traceback
 from exportcore.links import nearest_case
 from exportcore.outcome import STAGES, Failure
 from exportcore.sources import user_source
 
-__all__ = ["CATEGORIES", "EAGER_HINT", "classify", "mismatch_failure", "user_source"]
+__all__ = ["CATEGORIES", "EAGER_HINT", "EXAMPLE_SHAPE_HINT", "classify", "mismatch_failure", "user_source"]
 
 _DETAIL_MAX = 4000
+#: torch messages whose reason is elsewhere (torch 2.15's load logs it; exportcore.logged_errors chains it)
+_DEFERS = re.compile(r"check the warnings above|see the logs? above")
 _MESSAGE_MAX = 400
 
 
@@ -31,7 +33,7 @@ def classify(exc: BaseException, stage: str) -> Failure:
     if stage not in STAGES:
         raise ValueError(f"stage must be one of {STAGES}, got {stage!r}")
     source = user_source(exc)
-    category, hint, new_stage = decide(exc, stage, source.code if source else "", source.file if source else "")
+    category, hint, new_stage, case = decide_case(exc, stage, source.code if source else "", source.file if source else "")
     error_type = getattr(getattr(exc, "error_type", None), "name", "")  # torch._dynamo.exc.UserError
     exc_type = type(exc).__name__ + (f"({error_type})" if isinstance(error_type, str) and error_type else "")
     text = _safe_str(exc)
@@ -40,6 +42,9 @@ def classify(exc: BaseException, stage: str) -> Failure:
     if "found no exception handler" in message and inner is not None and not _safe_str(inner).strip():
         # torch 2.6-2.8: dynamo's own raise (a dict lookup, a getattr) has no message; its type says what
         message = f"{message} (raised: {type(inner).__name__.removeprefix('Observed')})"
+    if _DEFERS.search(message) and inner is not None:  # torch logged the reason; it is chained as the cause
+        message = _shorten(f"{message} {_headline(_safe_str(inner)) or type(inner).__name__}")
+        text = f"{text}\n{type(inner).__name__}: {_safe_str(inner)}"
     if message.startswith("Cond doesn't work unless it is captured completely") and inner is not None:
         message = _headline(_safe_str(inner)) or message  # torch 2.6: the reason is in the cause
     return Failure(
@@ -50,7 +55,8 @@ def classify(exc: BaseException, stage: str) -> Failure:
         detail=_trim(text.strip(), _DETAIL_MAX),
         hint=hint,
         source=source,
-        exportdb_case=_safe_case(exc_type, _link_text(message, text), new_stage, category),
+        exportdb_case=(case or None) if case is not None else _safe_case(
+            exc_type, _link_text(message, text), new_stage, category),
         traceback=format_traceback(exc),
     )
 
@@ -77,6 +83,12 @@ def mismatch_failure(mismatch: object, *, stage: str = "numerics", program: str 
         exportdb_case=_safe_case(exc_type, message, stage, category),
     )
 
+
+#: A shape mismatch on the very inputs the program was exported from: no dim could have been declared.
+EXAMPLE_SHAPE_HINT = ("On the inputs it was exported from, the program returns another shape: an output size came"
+                      " from a value export baked in as a constant (a random draw, a global, the clock, a Python"
+                      " number read from a tensor), not from the input shapes; compute it with tensor ops or"
+                      " pass it in as an input")
 
 _MISMATCH_HINTS = {
     "value": "If the error is float reordering, pass a looser rtol/atol for this case; otherwise export baked in"

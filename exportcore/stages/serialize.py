@@ -9,6 +9,7 @@ import warnings
 from typing import TYPE_CHECKING, Iterator
 
 from exportcore.classify import classify
+from exportcore.logged_errors import chain_logged, logged_errors
 from exportcore.sides import remember
 
 if TYPE_CHECKING:
@@ -24,13 +25,13 @@ def run(ctx: Run) -> None:
     with ctx.clock.stage("serialize"):
         try:
             buffer = io.BytesIO()
-            with _tolerant_logging():
+            with _tolerant_logging(), logged_errors() as logged:
                 torch.export.save(ctx.ep, buffer)
                 buffer.seek(0)
                 loaded = torch.export.load(buffer)
                 remember(ctx, "reloaded", loaded.module())
         except Exception as exc:
-            ctx.fail(classify(exc, "serialize"))
+            ctx.fail(classify(chain_logged(exc, logged), "serialize"))
         if _same(ctx.ep, loaded):
             ctx.same_as["reloaded"] = "exported"
 

@@ -34,10 +34,8 @@ def _():
     with a data-dependent error. Keep the number of pieces fixed and let only their sizes
     depend on data (`x[:k], x[k:]`).
     """,
-    # strict reports it as a constraint violation (a UserError), the other modes as a guard.
-    expect={"strict": Fails("torch.dynamic-shape", stage="constraints"),
-            "non_strict": Fails("data-dependent", stage="capture"),
-            "training": Fails("data-dependent", stage="capture")},
+    # strict wraps the data-dependent guard in a UserError(CONSTRAINT_VIOLATION); it is still data-dependent.
+    expect=Fails("data-dependent", stage="capture"),
     rewrite="split_at_item_index",
 )
 def _():
