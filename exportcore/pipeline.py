@@ -16,6 +16,7 @@ from exportcore.outcome import GraphStats
 from exportcore.reuse import Donation
 from exportcore.sides import prepare
 from exportcore.stages import capture, decompose, eager, keep, module, serialize, target
+from exportcore.warning_filters import torch_warnings
 
 if TYPE_CHECKING:
     from exportcore.context import Run
@@ -65,7 +66,16 @@ TARGET_PIPELINE: tuple[Step, ...] = (Step("target", target.run),)
 
 
 def walk(run: Run) -> None:
-    """Run every wanted step of the run's pipeline in order; Run.fail() (CheckFailed) stops the walk."""
+    """Run every wanted step of the run's pipeline in order; Run.fail() (CheckFailed) stops the walk.
+
+    torch's warnings on the way never become errors (exportcore.warning_filters): a user's
+    ``-W error`` is for their code and the plugin's findings, not for torch's internals.
+    """
+    with torch_warnings():
+        _walk(run)
+
+
+def _walk(run: Run) -> None:
     if run.target is not None:
         for step in TARGET_PIPELINE:
             step.run(run)

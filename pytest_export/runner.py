@@ -17,6 +17,7 @@ from exportcore.case import Case
 from exportcore.outcome import Failure, Outcome, SchemaError
 from pytest_export import explain
 from pytest_export.cache_dir import keep_hypothesis_storage
+from pytest_export.finding_warnings import ExportFindingWarning, warning_for
 from pytest_export.marker import ExportSpec
 from pytest_export.options import RunOptions
 from pytest_export.records import Expectation, Record, item_case_id
@@ -41,10 +42,6 @@ class ExportCheckFailed(pytest.fail.Exception):  # type: ignore[misc,name-define
         super().__init__(text, pytrace=False)
         #: One line for pytest's short test summary (set on the report in makereport).
         self.headline = shown_text(headline) if headline else text.splitlines()[0]
-
-
-class ExportFindingWarning(UserWarning):
-    """Something torch.export let through that the user should know about (see --export-findings)."""
 
 
 class CaseError(TypeError):
@@ -267,7 +264,8 @@ def warn_findings(item: pytest.Item, outcome: Outcome) -> None:
             continue
         where = f" ({f.input})" if f.input else ""
         try:
-            item.warn(ExportFindingWarning(f"{outcome.mode}: {f.kind}{where}: {f.message}"))
+            # no mode in the text: pytest groups one finding of several modes (their items share a location)
+            item.warn(warning_for(f.kind)(f"{f.kind}{where}: {f.message}"))
         except Warning as exc:
             if outcome.status == "passed":
                 state = f.kind in ("state_missing", "state_differs")

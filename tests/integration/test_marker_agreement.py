@@ -99,7 +99,7 @@ def test_pytest_outcome_decides_the_record_report_and_gate(project, records, run
     assert report["summary"]["verdicts"] == {"failed": 1, "xfailed": 1, "xpassed": 2}
     by_test = {r["case"].split("::")[1]: r for r in report["records"]}
     finding = by_test["test_finding"]["outcome"]["failure"]
-    assert finding["exc_type"] == "ExportFindingWarning" and "size01_accepted" in finding["message"]
+    assert finding["exc_type"] == "Size01AcceptedWarning" and "size01_accepted" in finding["message"]
     assert by_test["test_xfail_fails"]["expect"] == {"reason": "pytest.mark.xfail: branchy", "category": None}
     assert by_test["test_xfail_fails"]["outcome"]["failure"]["category"] == "data-dependent"
     # The gate sees the finding-as-error test regress, like pytest does.

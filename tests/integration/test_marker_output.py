@@ -62,7 +62,7 @@ def pytest_export_outcome(item, case, outcome):
     project.makepyfile(test_m=TEST)
     result = project.runpytest()
     result.assert_outcomes(passed=1, warnings=1)
-    result.stdout.fnmatch_lines(["*ExportFindingWarning: strict: specialized (args[[]0[]]): dim b was specialized to 4"])
+    result.stdout.fnmatch_lines(["*SpecializedWarning: specialized (args[[]0[]]): dim b was specialized to 4"])
 
 
 SPECIALIZES = """
@@ -148,7 +148,7 @@ def test_a_finding_warning_points_at_the_users_test_not_the_plugin(project):
         "*= warnings summary =*",
         "test_m.py::test_auto[[]non_strict[]]",
         # pytest places a test at its first decorator line.
-        "  test_m.py:6: ExportFindingWarning: non_strict: size01_accepted (args[[]0[]]): ep.module() accepted size *",
+        "  test_m.py:6: Size01AcceptedWarning: size01_accepted (args[[]0[]]): ep.module() accepted size *",
     ])
     warnings_section = result.stdout.str().split("warnings summary")[1]
     assert "pytest_export" not in warnings_section.split("-- Docs")[0]
