@@ -1,11 +1,13 @@
-"""Check numerics: every built program (exported, decomposed, reloaded) equals eager on the example inputs."""
+"""Check numerics: every built program (exported, decomposed, reloaded) equals eager on the example inputs,
+and returns the shapes and dtypes its graph declares (exportcore.checks.output_meta)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from exportcore.classify import classify
-from exportcore.parity import compare_runs
+from exportcore.classify import EXAMPLE_SHAPE_HINT, classify
+from exportcore.checks.output_meta import contradiction, metadata_failure
+from exportcore.parity import PROGRAM_NAMES, compare_runs
 from exportcore.sides import prepare, run_side
 
 if TYPE_CHECKING:
@@ -30,9 +32,15 @@ def run(ctx: Run) -> None:
                 failure = classify(exc, "run")
                 failure.message = f"{label} program failed on the example inputs: {failure.message}"
                 ctx.fail(failure)
+            # the metadata first: eager runs the same kernels, so a lying fake kernel passes the comparison
+            wrong = contradiction(program, ctx.args, ctx.kwargs, actual.outputs)
+            if wrong is not None:
+                ctx.fail(metadata_failure(PROGRAM_NAMES.get(label, label), wrong))
             failure = compare_runs(
                 ctx, label, ctx.reference, actual, grads=label != "decomposed", inputs=(ctx.args, ctx.kwargs)
             )
             if failure is not None:
+                if failure.exc_type == "ShapeMismatch":
+                    failure.hint = EXAMPLE_SHAPE_HINT  # "declare the dim dynamic" cannot apply to the examples
                 ctx.fail(failure)
         prepare(ctx)
