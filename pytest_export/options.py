@@ -75,6 +75,7 @@ class RunOptions:
         return tuple(column_label(n, d) for d in DEVICES for n in names)
     explain: bool = False  # --export-explain: submodule search and draft_export on failing cases
     reuse: bool = True  # --export-no-reuse turns off sharing runs between modes with the same program
+    slowest: int = 0  # --export-slowest: list the N slowest exports in the terminal summary
     cache: str = "on"  # --export-cache: the result cache under pytest's cache dir (pytest_export.cache_dir)
 
     def modes_for(self, wanted: tuple[str, ...] | None) -> list[str]:
@@ -132,6 +133,10 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
                     "as another mode's (by default the later mode reuses those runs; ini export_reuse)")
     parser.addini("export_reuse", "share runs between modes that capture the same program (default true)",
                   type="bool", default=True)
+    group.addoption("--export-slowest", dest="export_slowest", default=None, metavar="N",
+                    help="list the N slowest exports after the export matrix, as --durations does for tests "
+                    "(default 0: none; ini export_slowest)")
+    parser.addini("export_slowest", "how many slowest exports the terminal summary lists (default 0)", default="")
     group.addoption("--export-cache", dest="export_cache", default=None, choices=CACHE_MODES,
                     help="reuse the results of an earlier run whose captured program, model state, inputs, eager "
                     "answer, options, torch and pytest-export are proven the same: on (default), read, write or "
@@ -166,6 +171,7 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
     explain = bool(config.getini("export_explain")) if explain is None else explain
     reuse = config.getoption("export_reuse")
     reuse = bool(config.getini("export_reuse")) if reuse is None else reuse
+    slowest = _number(config, "export_slowest", int) or 0
     cache = _raw(config, "export_cache") or "on"
     if cache not in CACHE_MODES:
         raise pytest.UsageError(f"export_cache must be one of {', '.join(CACHE_MODES)}, got {cache!r}")
@@ -180,7 +186,7 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
         raise pytest.UsageError(f"--export-target-mode {target_mode_problem(target_mode)}")
     return RunOptions(known_modes, modes, checks, examples, timeout, findings == "error", _seed(config),
                       input_budget=_input_budget(config), targets=targets, devices=devices,
-                      target_mode=target_mode, explain=explain, reuse=reuse, cache=cache)
+                      target_mode=target_mode, explain=explain, reuse=reuse, cache=cache, slowest=slowest)
 
 
 def _input_budget(config: pytest.Config) -> int | None:

@@ -1,4 +1,4 @@
-"""The terminal summary: a cases x modes matrix, failure categories, slowest exports.
+"""The terminal summary: a cases x modes matrix, failure categories, findings, the slowest exports on request.
 
 Pure computation over records (pytest_export.records); returns lines to print.
 """
@@ -31,11 +31,12 @@ _QUIET = {".", "x", "s", _NOT_RUN}
 
 
 def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
-                  max_rows: int | None = MAX_ROWS) -> list[str]:
+                  max_rows: int | None = MAX_ROWS, slowest: int = 0) -> list[str]:
     """Return the summary lines for these records (empty if there are none).
 
     Past ``max_rows`` cases, rows whose every cell passed or xfailed as expected are folded
-    into one count line (None: show every row).
+    into one count line (None: show every row). ``slowest``: list that many slowest exports
+    (``--export-slowest``, like pytest's ``--durations``; 0: none).
     """
     records = list(records)
     if not records:
@@ -81,9 +82,10 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
     if findings:
         lines.append("findings: " + ", ".join(f"{kind} {n}" for kind, n in findings)
                      + " (see the warnings summary or the report)")
-    slowest = sorted(records, key=lambda r: (-r.duration, r.test))[:_SLOWEST]
-    lines.append(f"slowest exports ({len(slowest)}):")
-    lines.extend(f"  {r.duration:7.2f}s  {r.test}" for r in slowest)
+    if slowest > 0:
+        ranked = sorted(records, key=lambda r: (-r.duration, r.test))[:slowest]
+        lines.append(f"slowest exports ({len(ranked)}):")
+        lines.extend(f"  {r.duration:7.2f}s  {r.test}" for r in ranked)
     return lines
 
 

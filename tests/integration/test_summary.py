@@ -1,4 +1,4 @@
-"""The terminal summary: cases x modes matrix, failure categories, slowest exports."""
+"""The terminal summary: cases x modes matrix, failure categories, slowest exports on request."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ def test_summary_lines_matrix_categories_and_slowest():
             _record("t.py::test_a", "training", "timeout", "timeout"),
         ],
         mode_order=("strict", "non_strict", "training"),
+        slowest=5,
     )
     assert lines[:3] == [
         "              strict non_strict training",
@@ -74,8 +75,10 @@ def test_summary_printed_at_session_end(project, canned):
         "legend: *",
         "verdicts: 3 passed, 1 failed",
         "failure categories: python.builtin 1",
-        "slowest exports (4):",
     ])
+    assert "slowest exports" not in result.stdout.str()  # only on request, like --durations
+    result = project.runpytest("--export-slowest=2")
+    result.stdout.fnmatch_lines(["failure categories: python.builtin 1", "slowest exports (2):", "  *s  test_m.py::*"])
 
 
 def test_no_summary_without_exportable_tests(pytester):
