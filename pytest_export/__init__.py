@@ -6,9 +6,9 @@ Importing this package (and the plugin) never imports torch.
 from __future__ import annotations
 
 from pytest_export.finding_warnings import (
-    DecomposedLessPreciseWarning,
     DtypeAcceptedWarning,
     ExportFindingWarning,
+    LessPreciseWarning,
     NarrowedWarning,
     NoShapeCheckedWarning,
     RejectUnguardedWarning,
@@ -24,5 +24,5 @@ __version__ = "0.1.0"
 __all__ = [
     "__version__", "ExportFindingWarning", "SpecializedWarning", "NarrowedWarning", "Size01AcceptedWarning",
     "DtypeAcceptedWarning", "RejectUnguardedWarning", "StateMissingWarning", "StateDiffersWarning",
-    "NoShapeCheckedWarning", "DecomposedLessPreciseWarning",
+    "NoShapeCheckedWarning", "LessPreciseWarning",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 __all__ = [
     "ExportFindingWarning", "SpecializedWarning", "NarrowedWarning", "Size01AcceptedWarning",
     "DtypeAcceptedWarning", "RejectUnguardedWarning", "StateMissingWarning", "StateDiffersWarning",
-    "NoShapeCheckedWarning", "DecomposedLessPreciseWarning", "FINDING_WARNINGS", "warning_for",
+    "NoShapeCheckedWarning", "LessPreciseWarning", "FINDING_WARNINGS", "warning_for",
 ]
 
 
@@ -51,8 +51,8 @@ class NoShapeCheckedWarning(ExportFindingWarning):
     """Finding ``no_shape_checked``: no drawn shape could be checked."""
 
 
-class DecomposedLessPreciseWarning(ExportFindingWarning):
-    """Finding ``decomposed_less_precise``: the decomposed program rounds further from float64 than eager."""
+class LessPreciseWarning(ExportFindingWarning):
+    """Finding ``less_precise``: a program (the decomposed one, typically) rounds further from float64 than eager."""
 
 
 #: Finding kind -> its warning class; a kind not listed warns as ExportFindingWarning.
@@ -65,7 +65,7 @@ FINDING_WARNINGS: dict[str, type[ExportFindingWarning]] = {
     "state_missing": StateMissingWarning,
     "state_differs": StateDiffersWarning,
     "no_shape_checked": NoShapeCheckedWarning,
-    "decomposed_less_precise": DecomposedLessPreciseWarning,
+    "less_precise": LessPreciseWarning,
 }
 
 
