@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from exportcore.classify import EXAMPLE_SHAPE_HINT, classify
 from exportcore.checks.output_meta import contradiction, metadata_failure
+from exportcore.classify import EXAMPLE_SHAPE_HINT, classify
 from exportcore.parity import PROGRAM_NAMES, compare_runs
 from exportcore.sides import prepare, run_side
 

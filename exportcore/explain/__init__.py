@@ -43,16 +43,18 @@ def explain(run: Run, depth: str, recheck: Recheck, timeout: float | None = None
         explanation.notes.append(f"not explained: the model could not be reset ({type(exc).__name__}: {exc})")
         return explanation
     from exportcore.explain.example_size import diagnose
+    from exportcore.warning_filters import torch_warnings
 
     diagnose(run)
-    if wants_fix(run):
-        _step(explanation, "fix", timeout, lambda: _set_fix(explanation, corrected_spec(run, recheck)))
-    if depth == "full":
-        failure = run.outcome.failure
-        if failure.stage in _LOCAL_STAGES and failure.category != "torch.dynamic-shape":
-            _step(explanation, "submodules", timeout, lambda: _submodules(run, explanation, failure.category))
-        if failure.stage in ("capture", "constraints"):
-            _step(explanation, "draft", timeout, lambda: _draft(run, explanation))
+    with torch_warnings():  # re-exports and draft_export are torch's work too: -W error must not break them
+        if wants_fix(run):
+            _step(explanation, "fix", timeout, lambda: _set_fix(explanation, corrected_spec(run, recheck)))
+        if depth == "full":
+            failure = run.outcome.failure
+            if failure.stage in _LOCAL_STAGES and failure.category != "torch.dynamic-shape":
+                _step(explanation, "submodules", timeout, lambda: _submodules(run, explanation, failure.category))
+            if failure.stage in ("capture", "constraints"):
+                _step(explanation, "draft", timeout, lambda: _draft(run, explanation))
     empty = not (explanation.fix or explanation.submodules or explanation.issues or explanation.notes)
     return None if empty else explanation
 
