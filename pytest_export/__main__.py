@@ -4,8 +4,8 @@ and ``python -m pytest_export diff OLD.json NEW.json [-o diff.html -o diff.md]``
 
 merge exit status: 0 merged and gate passed; 1 gate regression; 2 unreadable input, bad output
 path or conflicting records (unless --allow-conflicts).
-recover exit status: 0 nothing to recover; 1 a report recovered (its session was killed); 2 an
-unreadable journal or an unwritable report.
+recover exit status: 0 a report recovered, or nothing to recover; 2 a journal whose session is still
+running, an unreadable journal or one of an unknown format version, or an unwritable report.
 diff exit status: 0 no regression, 1 a regression, 2 unreadable input or bad output path.
 """
 
@@ -58,8 +58,9 @@ def _parser() -> argparse.ArgumentParser:
         description="A session killed before writing its reports (segfault, OOM killer) leaves REPORT.journal "
         "next to each --export-report path; this writes REPORT from it, marked incomplete, the test that was "
         "running recorded as crashed.",
-        epilog="exit status: 0 nothing to recover; 1 a report recovered (the run is incomplete); 2 an unreadable "
-        "journal or an unwritable report",
+        epilog="exit status: 0 a report recovered (the report says the run is incomplete) or nothing to recover; "
+        "2 the journal's session is still running, an unreadable journal or one of an unknown format version, "
+        "or an unwritable report",
     )
     recover.add_argument("reports", nargs="+", metavar="REPORT", help="report paths (or their .journal files)")
     recover.add_argument("--watch", type=int, metavar="PID", help=argparse.SUPPRESS)
@@ -135,7 +136,7 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _recover(args: argparse.Namespace) -> int:
-    from pytest_export.journal import journal_path, recover
+    from pytest_export.journal import journal_path, read_journal, recover_to, session_alive
 
     if args.watch is not None:
         _watch(args.watch)
@@ -148,25 +149,22 @@ def _recover(args: argparse.Namespace) -> int:
                 print(f"{report_path}: no journal ({journal}): nothing to recover")
             continue
         try:
-            report, state = recover(journal)
-        except (OSError, ValueError) as exc:
+            pid = session_alive(journal, read_journal(journal).header)
+            # A live session's journal is its only record so far: recovering (deleting) it would
+            # leave that session's crash, if it comes, with an empty report.
+            report = None if pid is not None else recover_to(journal, report_path)
+        except (OSError, ValueError) as exc:  # an unreadable journal, an unknown format, an unwritable report
             print(f"error: {journal}: cannot be recovered ({exc})", file=sys.stderr)
             status = 2
             continue
-        if state.closed:  # the session wrote its reports and stopped before removing the journal
-            journal.unlink(missing_ok=True)
-            continue
-        try:
-            write_report(report, report_path)
-        except (OSError, ValueError) as exc:
-            print(f"error: cannot write {report_path}: {exc}", file=sys.stderr)
+        if pid is not None:
+            print(f"error: {journal}: its session (pid {pid}) is still running; it writes {report_path} itself "
+                  "when it ends (or its journal is recovered when it dies): nothing done", file=sys.stderr)
             status = 2
-            continue
-        journal.unlink(missing_ok=True)
-        crashed = sum(r.verdict == "crashed" for r in report["records"])
-        print(f"pytest-export: recovered {report_path} from its journal: {len(report['records'])} records "
-              f"({crashed} crashed), incomplete: {report['stop_reason']}", file=sys.stderr)
-        status = max(status, 1)
+        elif report is not None:
+            crashed = sum(r.verdict == "crashed" for r in report["records"])
+            print(f"pytest-export: recovered {report_path} from its journal: {len(report['records'])} records "
+                  f"({crashed} crashed), incomplete: {report['stop_reason']}", file=sys.stderr)
     return status
 
 

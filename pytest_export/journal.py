@@ -14,9 +14,15 @@ could write its reports. So the controller appends, as JSON lines flushed and fs
     {"closed": true}                          # the reports were written: nothing to recover
 
 and removes the file once the reports are written. A journal that outlives its session is
-turned into the report by :func:`recover` (called by the session's watcher process, by the
-next session writing the same report, or by ``python -m pytest_export recover``): the
-records that arrived, the test that was running recorded as ``crashed``, marked incomplete.
+turned into the report by :func:`recover` (called by the process that started the session,
+pytest_export.supervise, by the next session writing the same report, or by ``python -m
+pytest_export recover``): the records that arrived, the test that was running recorded as
+``crashed``, marked incomplete.
+
+The writing session holds an exclusive ``flock`` on its journal while it lives (the kernel drops
+it when the process dies, however it dies), so :func:`session_alive` tells a live session from a
+dead one without trusting a pid that may have been reused; recovering a live session's journal
+would delete it, and that session's crash would then leave an empty report.
 
 Pure: imports neither pytest nor torch.
 """
@@ -26,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,13 +40,26 @@ from typing import Any
 from exportcore.outcome import Failure, Outcome
 from pytest_export.records import Record, record_key
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: liveness falls back to the pid in the header
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = [
-    "JOURNAL_SCHEMA", "Journal", "JournalState", "crashed_record", "journal_path", "lost_records", "read_journal",
-    "recover",
+    "JOURNAL_SCHEMA", "Journal", "JournalBusy", "JournalState", "JournalVersionError", "crashed_record",
+    "journal_path", "lost_records", "read_journal", "recover", "recover_to", "session_alive", "signal_reason",
 ]
 
 JOURNAL_SCHEMA = "pytest-export-journal"
 JOURNAL_VERSION = 1
+
+
+class JournalBusy(OSError):
+    """Another live process holds the journal (it is writing the same report)."""
+
+
+class JournalVersionError(ValueError):
+    """A journal written in a format this pytest-export does not read."""
 
 
 def journal_path(report: str | os.PathLike[str]) -> Path:
@@ -67,13 +87,26 @@ class Journal:
     """An append-only JSON-lines file; every line is on disk before append() returns."""
 
     def __init__(self, path: Path, header: dict[str, Any], *, sync: bool = True) -> None:
+        """Start a journal at ``path``; raise JournalBusy if a live session holds the one there."""
         self.path = path
         # fsync guards against a machine crash too; a process crash alone never loses a flushed line.
         self.sync = sync
         # O_APPEND: a line is written whole at the end even if another writer shares the file.
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o666)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+        lock: dict[str, str] = {}
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held until this process ends
+            except BlockingIOError:
+                os.close(fd)
+                raise JournalBusy(f"{os.fspath(path)} is held by another running session") from None
+            except OSError:
+                pass  # a file system without locks: liveness falls back to the header's pid
+            else:
+                lock = {"lock": "flock"}
+        os.ftruncate(fd, 0)  # only once locked: a live session's journal is never cut short
         self._file = os.fdopen(fd, "w", encoding="utf-8")
-        self.append({"journal": JOURNAL_SCHEMA, "version": JOURNAL_VERSION, **header})
+        self.append({"journal": JOURNAL_SCHEMA, "version": JOURNAL_VERSION, **header, **lock})
 
     def append(self, entry: dict[str, Any]) -> None:
         """Write one entry as a line and force it to disk."""
@@ -121,8 +154,13 @@ def read_journal(path: str | os.PathLike[str]) -> JournalState:
             entries.append(json.loads(line))
         except ValueError:
             continue
-    if not entries or entries[0].get("journal") != JOURNAL_SCHEMA:
+    if not entries or not isinstance(entries[0], dict) or entries[0].get("journal") != JOURNAL_SCHEMA:
         raise ValueError(f"{os.fspath(path)}: not a pytest-export journal")
+    version = entries[0].get("version")
+    if version != JOURNAL_VERSION:
+        raise JournalVersionError(  # the callers name the file
+            f"journal format version {version!r}, but this pytest-export reads version "
+            f"{JOURNAL_VERSION}; recover it with the pytest-export that wrote it")
     state = JournalState(header=entries[0])
     for n, entry in enumerate(entries[1:], 2):
         if "record" in entry:
@@ -188,3 +226,73 @@ def recover(path: str | os.PathLike[str], reason: str = "") -> tuple[dict[str, A
         stop_reason=stop, gate=gate.to_dict() if gate else None,
     )
     return report, state
+
+
+def session_alive(path: str | os.PathLike[str], header: dict[str, Any]) -> int | None:
+    """Return the pid of the live session that writes the journal at ``path``, or None if it is gone.
+
+    A journal its session locked (header ``lock``) is live while the lock is held; a pid alone
+    may belong to an unrelated process by now. A lock still held after the session's pid died is
+    held by a process it forked (a DataLoader worker) that outlived it: the session is gone.
+    """
+    pid = header.get("pid")
+    alive = isinstance(pid, int) and pid != os.getpid() and _pid_alive(pid)
+    if header.get("lock") == "flock" and fcntl is not None and not _lock_held(path):
+        return None
+    return pid if alive else None
+
+
+def _lock_held(path: str | os.PathLike[str]) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # drops the shared lock if it was taken
+    return False
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process
+    return True
+
+
+def signal_reason(returncode: int) -> str:
+    """Return why a process ended, in words, from its (negative for a signal) exit status."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return f"the session was killed by {name}"
+    return f"the session exited with status {returncode} without writing its reports"
+
+
+def recover_to(journal: str | os.PathLike[str], report_path: str | os.PathLike[str], reason: str = "",
+               ) -> dict[str, Any] | None:
+    """Write the report of a dead session's journal to ``report_path`` and remove the journal.
+
+    Return the report, or None when the journal was closed (the session wrote its reports
+    itself). Raises ValueError for an unreadable journal, JournalVersionError for one of another
+    format, OSError for an unwritable report. The caller checks :func:`session_alive` first.
+    """
+    from pytest_export.report import write_report
+
+    report, state = recover(journal, reason)
+    if state.closed:
+        Path(journal).unlink(missing_ok=True)
+        return None
+    write_report(report, report_path)
+    Path(journal).unlink(missing_ok=True)
+    return report

@@ -1,9 +1,11 @@
 """pytest glue for the crash journal (pytest_export.journal): results survive a killed process.
 
 - Serial runs with ``--export-report``: the controller appends each record to
-  ``<report>.journal`` as it arrives. A watcher process (``python -m pytest_export recover
-  --watch``) turns the journals into the reports if the session dies without writing them
-  (segfault, SIGKILL, the OOM killer); ``os._exit`` inside a test is caught in-process, the
+  ``<report>.journal`` as it arrives. If the session dies without writing its reports
+  (segfault, SIGKILL, the OOM killer), the process that started it turns the journals into the
+  reports before the shell gets control back (pytest_export.supervise); where pytest runs
+  inside another program (``pytest.main()``), a detached watcher (``python -m pytest_export
+  recover --watch``) does, a moment after. ``os._exit`` inside a test is caught in-process, the
   reports are written, and the exit status is never 0. A leftover journal is also recovered
   by the next session writing the same report, or by ``python -m pytest_export recover``.
 - Under xdist each worker notes the test it runs and its ``export_check`` cases in a
@@ -23,7 +25,8 @@ from typing import Any, Callable, Generator
 
 import pytest
 
-from pytest_export.journal import Journal, journal_path, lost_records, read_journal, recover
+from pytest_export.journal import (Journal, JournalBusy, JournalVersionError, journal_path, lost_records,
+                                   read_journal, recover, recover_to, session_alive)
 from pytest_export.records import Record, item_case_id
 from pytest_export.report import write_report
 from pytest_export.session_state import distributed
@@ -64,29 +67,18 @@ def recover_stale(path: Path, shown: str) -> str:
         return ""
     try:
         state = read_journal(journal)
+    except JournalVersionError as exc:
+        return f"pytest-export: {shown}: its journal cannot be recovered ({exc}); this session's journal replaces it"
     except (OSError, ValueError):
         journal.unlink(missing_ok=True)
         return ""
-    pid = state.header.get("pid")
-    if isinstance(pid, int) and pid != os.getpid() and _alive(pid):
+    pid = session_alive(journal, state.header)
+    if pid is not None:
         return f"pytest-export: {shown} is being written by a running session (pid {pid}); its journal is left alone"
-    if state.closed:
-        journal.unlink(missing_ok=True)
+    report = recover_to(journal, path)
+    if report is None:
         return ""
-    report, _ = recover(journal)
-    write_report(report, path)
-    journal.unlink(missing_ok=True)
     return f"pytest-export: recovered {shown} from the journal of a killed session ({report['stop_reason']})"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True
 
 
 class JournalPlugin:
@@ -101,13 +93,23 @@ class JournalPlugin:
         self.serial = not distributed(config)
         self.recovered = [line for path, shown in reports if (line := recover_stale(path, shown))]
         self.pid = os.getpid()
-        self.journals = [Journal(journal_path(path), {**header, "pid": self.pid, "report": str(path)})
-                         for path, _ in reports]
+        self.journals = []
+        for path, shown in reports:
+            try:
+                self.journals.append(Journal(journal_path(path), {**header, "pid": self.pid, "report": str(path)}))
+            except JournalBusy:
+                raise pytest.UsageError(
+                    f"--export-report {shown}: another running pytest session writes this report (its journal "
+                    f"{journal_path(path).name} is locked); wait for it, or write the report elsewhere") from None
         self.current: dict[str, Any] | None = None
         self.watcher: subprocess.Popen[bytes] | None = None
         if self.journals:
             config.stash[INFLIGHT] = self.journals if self.serial else []
-            self.watcher = _start_watcher(self.pid, [j.path for j in self.journals])
+            from pytest_export.supervise import supervised_by
+
+            # The process that started this one writes the reports if this one dies; else a watcher.
+            if not supervised_by([j.path for j in self.journals]):
+                self.watcher = _start_watcher(self.pid, [j.path for j in self.journals])
 
     def append(self, entry: dict[str, Any]) -> None:
         for journal in self.journals:

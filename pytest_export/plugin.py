@@ -31,12 +31,11 @@ from typing import TYPE_CHECKING, Any, Generator
 import pytest
 
 from exportcore.modes import mode_names
-from exportcore.targets import TARGETS, parse_label
 from pytest_export import hookspecs
 from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module's fixtures are registered
-from pytest_export.marker import (MARKER, MARKER_HELP, MODE_PARAM, MarkerError, item_mode, item_spec, markers_of,
-                                  parse_markers, refused_item)
+from pytest_export.marker import MARKER_HELP, MODE_PARAM, item_mode, item_spec, refused_item
 from pytest_export.options import OPTIONS, add_options, resolve
+from pytest_export.parametrize import parametrize_modes
 from pytest_export.report_options import add_options as add_report_options
 from pytest_export.report_options import reporting_wanted
 from pytest_export.session_state import ITEM_RECORDS, RECORDS, SELECTED, distributed
@@ -56,7 +55,15 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
-    """Give an xdist worker its share of torch threads before a conftest can import torch (and then choose)."""
+    """Supervise a session that writes reports; give an xdist worker its share of torch threads.
+
+    Both before a conftest can import torch: the supervisor starts the session as its child
+    (pytest_export.supervise), and torch reads its thread count once.
+    """
+    if getattr(early_config.known_args_namespace, "export_report", None) or early_config.getini("export_report"):
+        from pytest_export.supervise import maybe_supervise
+
+        maybe_supervise(early_config)  # returns in the process that runs the session
     count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
     if os.environ.get("PYTEST_XDIST_WORKER") and count.isdigit():
         share_threads(int(count))
@@ -132,60 +139,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 @pytest.hookimpl(trylast=True)  # after the user's parametrize, so ids read test_x[4-strict]
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize every exportable test over its export modes (per parameter, where pytest.param carries the marker)."""
-    options = metafunc.config.stash[OPTIONS]
-    base = list(metafunc.definition.iter_markers(MARKER))
-    # The user's parametrization so far: a pytest.param(..., marks=exportable(...)) is only visible here.
-    calls = list(getattr(metafunc, "_calls", ()))
-    if not any(m.name == MARKER for c in calls for m in c.marks):
-        if base:
-            spec = _spec_or_fail(metafunc.definition.nodeid, base, options.known_modes)
-            _parametrize(metafunc, options.columns_for(spec.modes, spec.targets, spec.devices))
-        return
-    columns: dict[str, list[str]] = {}
-    for call in calls:
-        markers = markers_of(metafunc.definition, call.marks)
-        where = f"{metafunc.definition.nodeid}[{call.id}]"
-        if not markers:
-            pytest.fail(f"{where}: @pytest.mark.{MARKER}: other parameters of this test carry the marker and "
-                        "this one does not, so it would pass without exporting anything; give it "
-                        f"marks=pytest.mark.{MARKER}(...) too, or put the marker on the test function",
-                        pytrace=False)
-        spec = _spec_or_fail(where, markers, options.known_modes, merged=len(markers) > 1)
-        columns[call.id] = options.columns_for(spec.modes, spec.targets, spec.devices)
-    every = list(dict.fromkeys(m for c in columns.values() for m in c))
-    _parametrize(metafunc, every)
-    if every:
-        # Keep each parameter's own modes only. A parameter left with none (its modes all outside
-        # --export-modes) drops out here; the columns of the others keep the list non-empty.
-        metafunc._calls[:] = [c for c in metafunc._calls if c.params[MODE_PARAM] in columns[_call_id(c)]]
-
-
-def _spec_or_fail(where: str, markers: list[Any], known_modes: tuple[str, ...], merged: bool = False) -> Any:
-    try:
-        spec = parse_markers(markers, known_modes)
-    except MarkerError as exc:
-        problem = str(exc)
-    else:
-        return spec
-    how = " (a pytest.param's marker merged with the test's, closest wins per argument)" if merged else ""
-    # Outside the except block, so the error shows without "During handling of ..." chaining.
-    pytest.fail(f"{where}: @pytest.mark.{MARKER}{how}: {problem}", pytrace=False)
-
-
-def _call_id(call: Any) -> str:
-    # The call's id before the mode was appended (the mode's id is the last one).
-    return "-".join(call._idlist[:-1])
-
-
-def _parametrize(metafunc: pytest.Metafunc, modes: list[str]) -> None:
-    if any(parse_label(m)[0] in TARGETS for m in modes):
-        from exportcore.targets import cache
-
-        cache.enable()  # this process keeps inference exports, so its targets need not export again
-    if MODE_PARAM not in metafunc.fixturenames:
-        # A test may take export_mode as an argument; otherwise make room for the parameter.
-        metafunc.fixturenames.append(MODE_PARAM)
-    metafunc.parametrize(MODE_PARAM, modes, ids=modes)
+    parametrize_modes(metafunc, metafunc.config.stash[OPTIONS])
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -241,6 +241,10 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
     outcome = settle_outcome(item, case, outcome)
     verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config),
                          docs=explain.exportdb_docs(item.config.rootpath))
+    if expect is None:
+        from pytest_export.failure_once import refer_to_earlier
+
+        exc = refer_to_earlier(item, case_id, mode, exc, full=wants_traceback(item.config))
     add_record(item, Record.make(item.nodeid, case_id, mode, verdict, outcome, expect=expect,
                                  duration=time.perf_counter() - start))
     if exc is not None:
