@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from exportcore.sources import exception_chain, is_user_file, stdlib_module
 
-__all__ = ["CATEGORIES", "EAGER_HINT", "decide", "decide_case", "format_traceback", "torch_hint"]
+__all__ = ["CATEGORIES", "EAGER_HINT", "ZERO_ONE", "decide", "decide_case", "format_traceback", "torch_hint"]
 
 CATEGORIES = (
     "python.control-flow", "python.data-structure", "python.builtin", "python.context-manager",
@@ -30,6 +30,8 @@ CATEGORIES = (
 )
 
 EAGER_HINT = "the model fails in eager mode; fix the model or the example inputs"
+#: What a hint about 0/1 specialization says (exportcore.explain.example_size finds it there).
+ZERO_ONE = "export specializes example sizes 0 and 1"
 _TRACEBACK_MAX = 16000
 
 
@@ -136,17 +138,23 @@ def _constraints(f: _Facts) -> tuple[str, ...] | None:
     if f.error_type == "CONSTRAINT_VIOLATION" or "ConstraintViolationError" in f.names:
         fixes = _suggested_fixes(f.text)
         constants = [re.fullmatch(r"(\w+) = (\d+)", fix) for fix in fixes]
-        if fixes and all(constants) and all(m and int(m.group(2)) in (0, 1) for m in constants):
+        if fixes and all(constants):
             # torch only suggests a 0/1 constant when the example had that size: the example specialized
             # the dim (0/1 specialization), whether or not the model fixes it.
-            names = ", ".join(f"{m.group(1)} is {m.group(2)}" for m in constants if m)
-            hint = (f"the example input's size for {names}: export specializes example sizes 0 and 1, so the dim"
-                    " cannot stay dynamic; use an example of size >= 2 (declare it static only if the model"
-                    " really needs that size)")
-        elif fixes and all(constants):
-            pinned = ", ".join(f"{m.group(1)} to {m.group(2)}" for m in constants if m)
-            hint = (f"torch suggests {'; '.join(fixes)}: the model fixes {pinned}, so declare it static (drop it"
-                    " from dynamic_shapes or use Dim.STATIC) or remove the code that depends on its exact size")
+            by_example = [m for m in constants if m and int(m.group(2)) in (0, 1)]
+            by_model = [m for m in constants if m and int(m.group(2)) not in (0, 1)]
+            hints = []
+            if by_model:
+                pinned = ", ".join(f"{m.group(1)} to {m.group(2)}" for m in by_model)
+                hints.append(f"torch suggests {'; '.join(m.group(0) for m in by_model)}: the model fixes {pinned}, so"
+                             " declare it static (drop it from dynamic_shapes or use Dim.STATIC) or remove the code"
+                             " that depends on its exact size")
+            if by_example:
+                names = ", ".join(f"{m.group(1)} is {m.group(2)}" for m in by_example)
+                hints.append(f"the example input's size for {names}: {ZERO_ONE}, so the dim cannot stay dynamic;"
+                             " use an example of size >= 2 (declare it static only if the model really needs that"
+                             " size)")
+            hint = "; ".join(hints)
         elif fixes:
             hint = "Apply torch's suggested fix to dynamic_shapes: " + "; ".join(fixes)
         else:

@@ -42,7 +42,7 @@ def test_example_of_size_0_or_1_is_diagnosed_and_fixed_by_the_example(size: int,
     fix = out.explanation.fix
     assert fix.status == "verified"
     assert fix.changes == [f"args[0].shape[0] ({'batch' if dim == 'named' else 'Dim.AUTO'}): example size {size} -> 2"
-                           " (change the example input; dynamic_shapes stays as it is)"]
+                           " (change the example input)"]
     assert "static" not in fix.dynamic_shapes and ": 1}" not in fix.dynamic_shapes and ": 0}" not in fix.dynamic_shapes
     # the fix is what it says: the same spec exports and passes from an example of size 2
     again = exportcore.check(Double(), (torch.randn(2, 4),), dynamic_shapes=spec, mode="non_strict")
@@ -59,6 +59,26 @@ def test_a_static_pin_to_the_example_size_is_never_the_verified_fix() -> None:
     assert fix.status == "suggested"
     assert "pins a dim to its example size (0 or 1)" in fix.reason
     assert "an example of size 2 did not pass either" in fix.reason
+
+
+class FixesSeq(torch.nn.Module):
+    """Fixes its second dim to 16 (a real constraint) while the example's batch of 1 specializes the first."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.reshape(x.shape[0], 2, 8) * 2
+
+
+def test_example_and_model_constraints_are_told_apart_and_fixed_together() -> None:
+    spec = {"x": {0: Dim("batch", max=64), 1: Dim("seq", min=2, max=64)}}
+    out = exportcore.check(FixesSeq(), (torch.randn(1, 16),), dynamic_shapes=spec, mode="non_strict")
+    hint = out.failure.hint
+    assert "the model fixes seq to 16" in hint and "the model fixes batch" not in hint
+    assert "batch is 1: export specializes example sizes 0 and 1" in hint
+    fix = out.explanation.fix
+    assert fix.status == "verified"
+    assert fix.changes == ["args[0].shape[0] (batch): example size 1 -> 2 (change the example input)",
+                           "dynamic_shapes['x'][1]: seq [2, 64] -> static 16"]
+    assert "{0: batch, 1: 16}" in fix.dynamic_shapes
 
 
 def test_constraint_hint_for_a_0_1_constant_names_the_example() -> None:

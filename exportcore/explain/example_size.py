@@ -8,17 +8,15 @@ whose example-sized dims are 2.
 
 from __future__ import annotations
 
-import time
+import re
 from typing import TYPE_CHECKING, Any
 
-from exportcore.explain.specs import render_spec
-from exportcore.outcome import SpecFix
+from exportcore.categories import ZERO_ONE
 
 if TYPE_CHECKING:
     from exportcore.explain.context import FailedRun as Run
-    from exportcore.explain.context import Recheck
 
-__all__ = ["EXAMPLE_SIZES", "SIZE", "CASE", "example_sized_roots", "diagnose", "example_fix", "pins_example_size"]
+__all__ = ["EXAMPLE_SIZES", "SIZE", "CASE", "example_sized_roots", "diagnose", "resized_examples", "pins_example_size"]
 
 #: The example sizes torch.export specializes.
 EXAMPLE_SIZES = (0, 1)
@@ -55,23 +53,27 @@ def diagnose(run: Run) -> bool:
     roots = example_sized_roots(run)
     if failure is None or not roots or (failure.stage, failure.category) not in _SPECIALIZED:
         return False
-    axes = [f"{axis.key} ({axis.label or name}) is {axis.size}" for name in roots for axis in run.spec.axes_of(name)]
-    failure.hint = (f"the example's size for {', '.join(axes)}: export specializes example sizes 0 and 1 (0/1"
-                    f" specialization), so the dim cannot stay dynamic; use an example of size >= {SIZE} (declare"
-                    " it static only if the model really needs that size)")
     failure.exportdb_case = CASE
+    if ZERO_ONE in failure.hint:
+        return True  # the classification said so already, next to what it said about other dims
+    text = f"{failure.message}\n{failure.detail}"
+    others = [name for name in run.spec.roots if name not in roots and re.search(rf"\b{re.escape(name)}\b", text)]
+    axes = [f"{axis.key} ({axis.label or name}) is {axis.size}" for name in roots for axis in run.spec.axes_of(name)]
+    hint = (f"the example's size for {', '.join(axes)}: {ZERO_ONE} (0/1 specialization), so the dim cannot stay"
+            f" dynamic; use an example of size >= {SIZE} (declare it static only if the model really needs that size)")
+    # the failure may name other dims too (torch lists every violated one): keep what was said about them
+    failure.hint = f"{hint}; for {', '.join(others)}: {failure.hint}" if others and failure.hint else hint
     return True
 
 
-def example_fix(run: Run, recheck: Recheck) -> SpecFix | None:
-    """Re-export the same spec from examples whose 0/1-sized dynamic dims are 2; the fix, or None.
+def resized_examples(run: Run) -> tuple[tuple, dict, list[str]] | None:
+    """Return (args, kwargs, what changed) with the 0/1-sized dynamic dims at size 2, or None.
 
     None when no declared dim has a 0/1 example or the inputs cannot be rebuilt at the new size.
     """
     from exportcore.shapes.solve import evaluate
     from exportcore.shapes.synth import synthesize
 
-    start = time.perf_counter()
     roots = example_sized_roots(run)
     if not roots:
         return None
@@ -80,28 +82,14 @@ def example_fix(run: Run, recheck: Recheck) -> SpecFix | None:
     try:
         shapes = run.spec.shapes_for(assignment)
         args, kwargs = synthesize(run.args, run.kwargs, shapes, seed=run.seed)
-    except Exception:  # noqa: BLE001 - an input we cannot resize: no verified fix, the plain explanation stands
+    except Exception:  # noqa: BLE001 - an input we cannot resize: no example fix, the plain explanation stands
         return None
     changes = [
         f"{axis.key} ({axis.label or name}): example size {axis.size} -> {evaluate(axis.expr, name, SIZE)}"
-        " (change the example input; dynamic_shapes stays as it is)"
+        " (change the example input)"
         for name in roots for axis in run.spec.axes_of(name)
     ]
-    verdict = recheck(
-        run.model, args, kwargs, dynamic_shapes=run.dynamic_shapes, mode=run.mode.name,
-        checks=("accept", "reject"), examples=max(2, min(run.examples, 5)), inputs=run.inputs,
-        seed=run.seed, case_id=run.outcome.case_id, explain="off",
-    )
-    reason = ""
-    if verdict.status != "passed":
-        reason = (f"an example of size {SIZE} did not pass either: "
-                  f"{verdict.failure.headline() if verdict.failure else verdict.status}")
-    return SpecFix(
-        status="verified" if not reason else "suggested",
-        dynamic_shapes=render_spec(run.dynamic_shapes),
-        origin=f"0/1 specialization: the same dynamic_shapes with an example of size {SIZE}",
-        changes=changes, exports=1, reason=reason, seconds=round(time.perf_counter() - start, 3),
-    )
+    return args, kwargs, changes
 
 
 def pins_example_size(before: Any, after: Any) -> bool:

@@ -37,28 +37,45 @@ def wants_fix(run: Run) -> bool:
 
 
 def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
-    """Derive a corrected spec, re-export with it, and return it verified or merely suggested."""
-    from exportcore.explain.example_size import example_fix, pins_example_size
+    """Derive a corrected spec, re-export with it, and return it verified or merely suggested.
+
+    An example of size 0/1 on a declared dim specializes it whatever the model does, so the
+    example comes first: the same spec is re-exported from inputs where those dims are 2, and
+    only what still fails then is derived into the spec (exportcore.explain.example_size).
+    """
+    from exportcore.explain.example_size import SIZE, pins_example_size, resized_examples
 
     start = time.perf_counter()
     failure = run.outcome.failure
     assert failure is not None
-    # An example of size 0/1 specializes whatever the model does: fix the example before the spec.
-    by_example = example_fix(run, recheck)
-    if by_example is not None and by_example.status == "verified":
-        return by_example
-    spec, origin, notes = _derive(run, run.dynamic_shapes, failure)
-    if by_example is not None:
-        notes = [by_example.reason] + notes
-    if spec is None:
+    spec, notes, exports, example_changes = run.dynamic_shapes, [], 0, []
+    args, kwargs = run.args, run.kwargs
+    resized = resized_examples(run)
+    if resized is not None:
+        exports += 1
+        verdict = _verify(run, spec, recheck, resized[0], resized[1])
+        if verdict.status == "passed":
+            return SpecFix(status="verified", dynamic_shapes=render_spec(spec), origin=_EXAMPLE_ORIGIN,
+                           changes=resized[2], exports=exports, seconds=round(time.perf_counter() - start, 3))
+        if verdict.failure is not None and verdict.failure.stage in ("constraints", "guards"):
+            args, kwargs, example_changes = resized  # what still fails with a good example is the spec's
+            failure = verdict.failure
+        else:
+            notes.append(f"an example of size {SIZE} did not pass either: "
+                         f"{verdict.failure.headline() if verdict.failure else verdict.status}")
+    new, origin, more = _derive(run, spec, failure)
+    notes += more
+    if example_changes:
+        origin = f"{_EXAMPLE_ORIGIN}, then {origin}" if origin else _EXAMPLE_ORIGIN
+    if new is None:
         return None if not notes else SpecFix(
             status="suggested", dynamic_shapes="", origin=origin, reason="; ".join(notes),
-            seconds=round(time.perf_counter() - start, 3),
+            changes=example_changes, exports=exports, seconds=round(time.perf_counter() - start, 3),
         )
-    exports, reason, exported = 0, "", False
+    spec, reason, exported = new, "", False
     while True:
         exports += 1
-        verdict = _verify(run, spec, recheck)
+        verdict = _verify(run, spec, recheck, args, kwargs)
         if verdict.status == "passed":
             break
         reason = verdict.failure.headline() if verdict.failure else verdict.status
@@ -71,7 +88,7 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
         if again is None:
             break
         spec, reason = again, ""
-    if not reason and pins_example_size(run.dynamic_shapes, spec):
+    if not reason and not example_changes and pins_example_size(run.dynamic_shapes, spec):
         # The pin passes only because the example already had that size; it proves nothing about the model.
         notes = ["not verified: it pins a dim to its example size (0 or 1), and export specializes example sizes"
                  " 0 and 1 whatever the model does; keep it static only if the model really needs that size"] + notes
@@ -81,11 +98,14 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
     notes = [] if status == "verified" else notes  # what a verified spec leaves out no longer matters
     return SpecFix(
         status=status, dynamic_shapes=render_spec(spec), origin=origin,
-        changes=_changes(run.dynamic_shapes, spec), exports=exports,
+        changes=example_changes + _changes(run.dynamic_shapes, spec), exports=exports,
         reason="; ".join(([f"{'exported, but its checks failed' if exported else 'did not export'}: {reason}"]
                           if reason else []) + notes),
         seconds=round(time.perf_counter() - start, 3),
     )
+
+
+_EXAMPLE_ORIGIN = "0/1 specialization: an example of size 2 on the dims whose example was 0 or 1"
 
 
 def _derive(run: Run, spec: Any, failure: Failure) -> tuple[Any, str, list[str]]:
@@ -169,9 +189,9 @@ def _torch_suggestion(text: str, spec: Any) -> Any:
         return None
 
 
-def _verify(run: Run, spec: Any, recheck: Recheck) -> Any:
+def _verify(run: Run, spec: Any, recheck: Recheck, args: tuple, kwargs: dict) -> Any:
     return recheck(
-        run.model, run.args, run.kwargs, dynamic_shapes=spec, mode=run.mode.name,
+        run.model, args, kwargs, dynamic_shapes=spec, mode=run.mode.name,
         checks=("accept", "reject"), examples=max(2, min(run.examples, 5)), inputs=run.inputs,
         seed=run.seed, case_id=run.outcome.case_id, explain="off",
     )
