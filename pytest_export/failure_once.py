@@ -20,10 +20,11 @@ _SHOWN = pytest.StashKey[dict]()
 
 def refer_to_earlier(item: pytest.Item, case_id: str, mode: str, exc: BaseException | None,
                      full: bool) -> BaseException | None:
-    """Return the exception the test raises: ``exc``, or a short one naming the mode that showed the same failure."""
-    from pytest_export.runner import ExportCheckFailed
+    """Return the exception the test raises: ``exc``, or a short one naming the mode that showed the same failure.
 
-    if full or type(exc) is not ExportCheckFailed:
+    Only a failure report (runner.ExportCheckFailed: its text and its summary ``headline``) is shortened.
+    """
+    if full or exc is None or not hasattr(exc, "headline"):
         return exc
     head, _, body = exc.msg.partition("\n")
     shown = item.config.stash.setdefault(_SHOWN, {})
@@ -33,4 +34,4 @@ def refer_to_earlier(item: pytest.Item, case_id: str, mode: str, exc: BaseExcept
     lines = body.splitlines()
     kept = [head, *lines[:1], *[line for line in lines[1:2] if line.startswith("  at ")]]
     kept.append(f"  same failure as [{first}]: its report above shows it in full (-vv shows every mode in full)")
-    return ExportCheckFailed("\n".join(kept), exc.headline)
+    return type(exc)("\n".join(kept), exc.headline)
