@@ -82,6 +82,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[OPTIONS] = resolve(config, _known_modes(config))
     config.stash[RECORDS] = []
     config.stash[SELECTED] = set()
+    from pytest_export.case_seed import CaseSeed
+
+    config.pluginmanager.register(CaseSeed(), "export-case-seed")
     if is_worker(config):
         from exportcore.caches import use_worker_cache_dirs
 
@@ -291,8 +294,9 @@ class Controller:
         from pytest_export.summary import MAX_ROWS, summary_lines
 
         full = self.config.get_verbosity() > 0
-        lines = summary_lines(self.config.stash[RECORDS], self.config.stash[OPTIONS].known_columns(),
-                              max_rows=None if full else MAX_ROWS)
+        options = self.config.stash[OPTIONS]
+        lines = summary_lines(self.config.stash[RECORDS], options.known_columns(),
+                              max_rows=None if full else MAX_ROWS, slowest=options.slowest)
         if lines:
             terminalreporter.write_sep("=", "export matrix")
             for line in lines:

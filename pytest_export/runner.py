@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import time
 import traceback
+import warnings
 from typing import Any
 
 import pytest
@@ -256,20 +257,37 @@ def _before_lowering(outcome: Outcome) -> bool:
         "eager", "capture", "constraints")
 
 
+#: Finding kinds already shown in this process's warnings summary (without -v, one of each).
+_SHOWN_KINDS = pytest.StashKey[set]()
+
+
 def warn_findings(item: pytest.Item, outcome: Outcome) -> None:
     """Surface warning-level findings in pytest's warnings summary, located at the user's test.
+
+    Without ``-v`` only the first finding of each kind reaches the summary, so a green run's
+    output is its matrix, not pages of one warning repeated per test.
 
     Where a warnings filter turns ExportFindingWarning into an error (``filterwarnings = error``),
     the outcome fails on that finding, as with ``--export-findings=error``, so the record and
     pytest agree.
     """
+    shown = item.config.stash.setdefault(_SHOWN_KINDS, set())
+    every = item.config.get_verbosity() > 0
     for f in outcome.findings:
         if f.severity != "warning":
             continue
         where = f" ({f.input})" if f.input else ""
+        # no mode in the text: pytest groups one finding of several modes (their items share a location)
+        warning = warning_for(f.kind)(f"{f.kind}{where}: {f.message}")
         try:
-            # no mode in the text: pytest groups one finding of several modes (their items share a location)
-            item.warn(warning_for(f.kind)(f"{f.kind}{where}: {f.message}"))
+            if every or f.kind not in shown:
+                shown.add(f.kind)
+                item.warn(warning)
+            else:
+                # The summary shows the first of each kind (the matrix counts them all, the reports list
+                # each); the user's filters still judge every one: an "error" filter raises here.
+                with warnings.catch_warnings(record=True):
+                    item.warn(warning)
         except Warning as exc:
             if outcome.status == "passed":
                 state = f.kind in ("state_missing", "state_differs")

@@ -81,7 +81,7 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
     findings = _count(f.kind for r in records if r.outcome is not None for f in r.outcome.findings)
     if findings:
         lines.append("findings: " + ", ".join(f"{kind} {n}" for kind, n in findings)
-                     + " (see the warnings summary or the report)")
+                     + " (the first of each kind in the warnings summary; every one with -v and in the report)")
     if slowest > 0:
         ranked = sorted(records, key=lambda r: (-r.duration, r.test))[:slowest]
         lines.append(f"slowest exports ({len(ranked)}):")

@@ -74,12 +74,25 @@ def test_each_finding_kind_has_its_own_warning_class(project: pytest.Pytester) -
 def test_one_finding_of_two_modes_is_one_warning_in_the_summary(project: pytest.Pytester) -> None:
     project.makepyfile(test_m=FINDINGS)
     project.makeini("[pytest]\nexport_examples = 2\nfilterwarnings = ignore::pytest_export.DtypeAcceptedWarning\n")
-    result = project.runpytest("-p", "no:cacheprovider")
+    result = project.runpytest("-p", "no:cacheprovider", "-v")
     result.assert_outcomes(passed=2, warnings=2)
     summary = result.stdout.str().split("warnings summary")[1]
     # pytest groups identical messages: both items listed above one message
     assert summary.count("Size01AcceptedWarning: size01_accepted (args[0])") == 1
     assert "test_m.py::test_double[strict]" in summary and "test_m.py::test_double[non_strict]" in summary
+
+
+def test_without_v_the_summary_shows_the_first_finding_of_each_kind(project: pytest.Pytester) -> None:
+    project.makepyfile(test_m=FINDINGS)
+    project.makeini("[pytest]\nexport_examples = 2\n")
+    result = project.runpytest("-p", "no:cacheprovider", "-p", "no:randomly")
+    out = result.stdout.str()
+    summary = out.split("warnings summary")[1].split("export matrix")[0]
+    assert summary.count("Size01AcceptedWarning: size01_accepted") == 1
+    assert summary.count("DtypeAcceptedWarning: dtype_accepted") == 1
+    assert "test_m.py::test_double[strict]" in summary and "test_m.py::test_double[non_strict]" not in summary
+    # the matrix still counts every one
+    result.stdout.fnmatch_lines(["findings: *size01_accepted 2*(the first of each kind in the warnings summary*"])
 
 
 def test_warning_classes_import_without_torch() -> None:

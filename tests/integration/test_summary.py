@@ -112,5 +112,5 @@ def test_fixture_results_explain_why_verdicts_outnumber_tests_and_findings_are_c
     result.stdout.fnmatch_lines([
         "verdicts: 5 passed (one per case and mode: 3 from export_check calls in 1 test, "
         "which pytest counts once each)",
-        "findings: size01_accepted 1 (see the warnings summary or the report)",
+        "findings: size01_accepted 1 (the first of each kind in the warnings summary; every one with -v and in the report)",
     ])
