@@ -186,5 +186,16 @@ def render_html(report: dict[str, Any]) -> str:
         bad=bad, matrix=_matrix(views), findings=findings_section(records, anchors),
         runtimes=runtimes_section(report.get("runtimes") or runtime_tables(records)),
         categories=categories_chart(report), xfail=xfail, ops=ops_chart(report), stages=stage_table(report),
-        views=views,
+        views=views, skipped=_skip_reasons(records),
     )
+
+
+def _skip_reasons(records: list[Record]) -> list[tuple[str, int]]:
+    """Return each reason a result was skipped (a target's missing package, a device) with its count."""
+    counts: dict[str, int] = {}
+    for r in records:
+        if r.verdict == "skipped":
+            failure = r.outcome.failure if r.outcome is not None else None
+            reason = failure.message if failure is not None else "skipped"
+            counts[reason] = counts.get(reason, 0) + 1
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -52,8 +52,13 @@ def _code(value: Any, limit: int = MAX_TEXT, *, cell: bool = False) -> str:
 
 def _summary_line(report: dict[str, Any]) -> str:
     s = report.get("summary") or {}
-    counts = ", ".join(f"{n} {v}" for v, n in (s.get("verdicts") or {}).items()) or "no exportable tests"
-    line = f"**{s.get('total', 0)} results** ({s.get('cases', 0)} cases × {len(s.get('modes', []))} modes): {counts}"
+    verdicts = s.get("verdicts") or {}
+    counts = ", ".join(f"{n} {v}" for v, n in verdicts.items()) or "no exportable tests"
+    ran = sum(n for v, n in verdicts.items() if v != "skipped")
+    rate = f"**{100 * verdicts.get('passed', 0) / ran:.0f}% pass** ({verdicts.get('passed', 0)} of {ran} run; " \
+        "skips not counted) · " if ran else ""
+    line = (f"{rate}**{s.get('total', 0)} results** ({s.get('cases', 0)} cases × {len(s.get('modes', []))} modes): "
+            f"{counts}")
     if not report.get("complete", True):
         line += f"  \n⚠️ **Incomplete run**: {_text(report.get('stop_reason') or 'the session was interrupted')}"
     return line
@@ -102,6 +107,23 @@ def _matrix(records: list[Record]) -> list[str]:
         out.append(f"| {_code(case, 120, cell=True)} | " + " | ".join(cells) + " |")
     if len(cases) > MAX_ROWS:
         out.append(f"\n_… {len(cases) - MAX_ROWS} more cases; see the HTML/JSON report._")
+    if any(m not in grid[c] for c in cases for m in modes):
+        out.append("\n_— : not run; the test does not ask for that mode or target (its `modes=`, `targets=`, "
+                   "or `--export-modes`)._")
+    return out
+
+
+def _skipped(records: list[Record]) -> list[str]:
+    reasons: dict[str, list[Record]] = {}
+    for r in records:
+        if r.verdict == "skipped":
+            failure = failure_of(r)
+            reasons.setdefault(failure.message if failure else "skipped", []).append(r)
+    if not reasons:
+        return []
+    out = ["", f"### Skipped ({sum(len(v) for v in reasons.values())})", ""]
+    for reason, rs in sorted(reasons.items(), key=lambda kv: -len(kv[1]))[:MAX_FAILURES]:
+        out.append(f"- {_text(reason)} ({len(rs)})")
     return out
 
 
@@ -111,14 +133,21 @@ def _failures(records: list[Record]) -> list[str]:
     if not bad:
         return ["", "No unexpected failures." + (f" ({xfailed} expected failures.)" if xfailed else "")]
     out = ["", f"### Failures ({len(bad)})", ""]
-    for r in bad[:MAX_FAILURES]:
+    # One entry per case and failure: the modes that fail the same way share it.
+    shared: dict[tuple[str, str, str], list[Record]] = {}
+    for r in bad:
+        f = failure_of(r)
+        shared.setdefault((r.case, r.verdict, f.headline(at=False) if f else ""), []).append(r)
+    for rs in list(shared.values())[:MAX_FAILURES]:
+        r = rs[0]
         f = failure_of(r)
         mark = VERDICT_MARK.get(r.verdict, "")
+        modes = ", ".join(_text(m) for m in ordered_modes([x.mode for x in rs], MODE_ORDER))
         if not f:
-            out.append(f"- {mark} **{r.verdict}** {_code(r.case)} [{_text(r.mode)}]")
+            out.append(f"- {mark} **{r.verdict}** {_code(r.case)} [{modes}]")
             continue
         head = f.headline(at=False)  # the source has a line of its own
-        out.append(f"- {mark} {_code(r.case)} [{_text(r.mode)}] — {_code(head)}")
+        out.append(f"- {mark} {_code(r.case)} [{modes}] — {_code(head)}")
         src = f.source
         if src:
             out.append(f"  - at {_code(f'{src.file}:{src.line}')}" + (f": {_code(src.code)}" if src.code else ""))
@@ -131,8 +160,8 @@ def _failures(records: list[Record]) -> list[str]:
         if ce and ce.shapes:
             shapes = ", ".join(f"{k}={list(v)}" for k, v in ce.shapes.items())
             out.append(f"  - counterexample: {_code(shapes)}")
-    if len(bad) > MAX_FAILURES:
-        out.append(f"- … {len(bad) - MAX_FAILURES} more failures; see the HTML/JSON report.")
+    if len(shared) > MAX_FAILURES:
+        out.append(f"- … {len(shared) - MAX_FAILURES} more failures; see the HTML/JSON report.")
     if xfailed:
         out += ["", f"{xfailed} expected failures (xfailed) not listed."]
     return out
@@ -147,13 +176,13 @@ def _categories(report: dict[str, Any]) -> list[str]:
 
 
 def render_markdown(report: dict[str, Any]) -> str:
-    """Return the report as Markdown: summary, gate, matrix, failures, categories."""
+    """Return the report as Markdown: pass rate and summary, gate, matrix, failures, skips, findings, categories."""
     records = report["records"]
     lines = ["## pytest-export", "", _summary_line(report), "", *_gate(report.get("gate"))]
     if records:
         lines += _matrix(records)
         lines += runtimes_markdown(report.get("runtimes") or runtime_tables(records))
-    lines += _failures(records) + findings_markdown(records, _code, _text, MAX_FAILURES) + _categories(report)
+    lines += _failures(records) + _skipped(records) + findings_markdown(records, _code, _text, MAX_FAILURES) + _categories(report)
     text = "\n".join(lines) + "\n"
     if len(text.encode()) > MAX_BYTES:
         text = text.encode()[:MAX_BYTES].decode(errors="ignore").rsplit("\n", 1)[0]

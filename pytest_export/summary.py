@@ -71,6 +71,10 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
         lines.extend(f"  {r.test} [{r.mode}]: {unchecked(r)}" for r in bare[:_SLOWEST])
         if len(bare) > _SLOWEST:
             lines.append(f"  (+{len(bare) - _SLOWEST} more; see the report's findings)")
+    skipped = _count(reason for r in records if r.verdict == "skipped" and (reason := _skip_reason(r)))
+    if skipped:
+        lines.append("skipped: " + "; ".join(f"{reason} ({n})" for reason, n in skipped[:_SLOWEST])
+                     + (f"; +{len(skipped) - _SLOWEST} more reasons in the report" if len(skipped) > _SLOWEST else ""))
     categories = _count(
         failure.category
         for r in records
@@ -87,6 +91,11 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
         lines.append(f"slowest exports ({len(ranked)}):")
         lines.extend(f"  {r.duration:7.2f}s  {r.test}" for r in ranked)
     return lines
+
+
+def _skip_reason(record: Record) -> str:
+    failure = failure_of(record)
+    return failure.message if failure is not None else ""
 
 
 def _fixture_note(records: list[Record]) -> str:

@@ -329,3 +329,16 @@ def test_hostile_text_in_every_section_is_shown_as_text():
     assert root.text().count(HOSTILE) >= 60
     tip = next(a for t in root.iter("table") if "matrix" in t.classes() for a in t.iter("a"))
     assert tip.attrs["title"] == HOSTILE
+
+
+def test_skip_reasons_are_visible_not_only_in_a_tooltip():
+    from exportcore.outcome import Failure
+    from report_factory import make_record
+
+    records = [make_record(f"tests/t.py::test_{c}", "onnx", "skipped") for c in "ab"]
+    for r in records:
+        r.outcome.failure = Failure(stage="lower", category="target.unavailable", exc_type="TargetUnavailable",
+                                    message="onnx: onnxruntime not installed (pip install onnxruntime)")
+    html = render_html(build_report(records))
+    section = html.split('<h2 id="skipped">Skipped (2)</h2>')[1].split("<h2")[0]
+    assert "<td>onnx: onnxruntime not installed (pip install onnxruntime)</td><td>2</td>" in section

@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 
 from report_factory import make_record, sample_records
 
+from exportcore.outcome import Failure
+
 from pytest_export.report import build_report
 from pytest_export.report_md import MAX_BYTES, MAX_FAILURES, MAX_ROWS, render_markdown
 
@@ -128,3 +130,29 @@ def test_findings_are_listed_with_their_case():
     assert "### Findings (3)" in md
     assert ("- `tests/test_a.py::test_branch` [strict] **specialized** args\\[0\\]: batch specialized to 4"
             in md.splitlines())
+
+
+def test_leads_with_the_pass_rate_skips_apart():
+    records = [make_record("tests/t.py::test_a", m, "passed") for m in ("strict", "non_strict", "training")]
+    records.append(make_record("tests/t.py::test_b", "strict", "failed"))
+    md = render_markdown(build_report(records))
+    assert md.splitlines()[2].startswith("**75% pass** (3 of 4 run; skips not counted) · **4 results**")
+
+
+def test_one_failure_per_case_lists_the_modes_that_share_it_and_empty_cells_are_explained():
+    records = [make_record("tests/t.py::test_b", m, "failed") for m in ("strict", "non_strict")]
+    records.append(make_record("tests/t.py::test_c", "strict", "passed"))
+    md = render_markdown(build_report(records))
+    failures = [line for line in md.splitlines() if line.startswith("- ❌")]
+    assert len(failures) == 1 and failures[0].startswith("- ❌ `tests/t.py::test_b` [strict, non\\_strict] — ")
+    assert "_— : not run; the test does not ask for that mode or target" in md
+
+
+def test_skip_reasons_are_listed_once_each_with_a_count():
+    records = [make_record(f"tests/t.py::test_{c}", "onnx", "skipped") for c in "ab"]
+    for r in records:
+        r.outcome.failure = Failure(stage="lower", category="target.unavailable", exc_type="TargetUnavailable",
+                                    message="onnx: onnxruntime not installed (pip install onnxruntime, or ...)")
+    md = render_markdown(build_report(records))
+    assert "### Skipped (2)" in md
+    assert "- onnx: onnxruntime not installed (pip install onnxruntime, or ...) (2)" in md

@@ -23,8 +23,8 @@ class ExecuTorch:
         import importlib.util
 
         if importlib.util.find_spec("executorch") is None:
-            return ("executorch: not installed (pip install 'pytest-export[executorch]'; its wheel must match "
-                    "the installed torch)")
+            return ("executorch: not installed (pip install executorch, or pip install 'pytest-export[executorch]'; "
+                    "its wheel must match the installed torch)")
         try:
             from executorch.runtime import Runtime  # noqa: F401 - loads the compiled bindings
             from executorch.exir import to_edge_transform_and_lower  # noqa: F401

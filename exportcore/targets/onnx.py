@@ -24,7 +24,8 @@ class OnnxRuntime:
 
         absent = [m for m in ("onnx", "onnxscript", "onnxruntime") if importlib.util.find_spec(m) is None]
         if absent:
-            return f"onnx: {', '.join(absent)} not installed (pip install 'pytest-export[onnx]')"
+            return (f"onnx: {', '.join(absent)} not installed (pip install {' '.join(absent)}, or "
+                    "pip install 'pytest-export[onnx]' for the versions it was verified with)")
         return None
 
     def unsupported_device(self, device: str) -> str | None:

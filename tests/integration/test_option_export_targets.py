@@ -236,6 +236,13 @@ def test_b():
     assert any("[2]" in s and "aoti: no working C++ compiler" in s and "no-such-compiler-xyz" in s for s in summary)
     assert any("[2]" in s and "onnx: onnx, onnxscript, onnxruntime not installed" in s for s in summary)
     assert any("[2]" in s and "executorch: not installed" in s for s in summary)
+    # without -rs too: the matrix says why, with the packages to install by their real names
+    skipped = next(line for line in result.outlines if line.startswith("skipped: "))
+    assert "onnx: onnx, onnxscript, onnxruntime not installed (pip install onnx onnxscript onnxruntime, " in skipped
+    assert "executorch: not installed (pip install executorch, " in skipped and "(2)" in skipped
+    md = (project.path / "r.md")
+    project.runpytest_subprocess("-p", "no:cacheprovider", f"--export-report={md}", "--export-targets=onnx")
+    assert "pip install onnx onnxscript onnxruntime" in md.read_text()
     with_targets = _comparable(_report(project))
     assert [r for r in with_targets if r["mode"] == "non_strict"] == plain
 
