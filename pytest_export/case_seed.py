@@ -29,9 +29,9 @@ class CaseSeed:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        case = _case_of(item)
-        torch = sys.modules.get("torch") if case is not None else None
-        if torch is None:  # not ours, or torch not imported by the test module: nothing to seed
+        torch = sys.modules.get("torch")
+        case = _case_of(item) if torch is not None and hasattr(torch, "get_rng_state") else None
+        if case is None:  # not ours, or no torch imported by the test module: nothing to seed
             return (yield)
         from pytest_export.options import OPTIONS
 
@@ -44,13 +44,16 @@ class CaseSeed:
 
 
 def _case_of(item: pytest.Item) -> str | None:
-    from pytest_export.marker import item_mode
-    from pytest_export.records import item_case_id
-
-    mode = item_mode(item)
-    if mode is not None:
-        return item_case_id(item, mode)
     names = getattr(item, "fixturenames", ())
     if "export_check" in names or "_pytest_export_bind" in names:
         return item.nodeid
-    return None
+    from pytest_export.marker import MARKER, item_mode
+
+    if item.get_closest_marker(MARKER) is None:
+        return None  # a plain test: loads nothing more (a session without exports stays light)
+    mode = item_mode(item)
+    if mode is None:
+        return None
+    from pytest_export.records import item_case_id
+
+    return item_case_id(item, mode)

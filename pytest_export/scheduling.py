@@ -59,4 +59,18 @@ class CaseScheduler:
             def _split_scope(self, nodeid: str) -> str:
                 return case_scope(nodeid, columns)
 
+            def remove_node(self, node: Any) -> str | None:
+                # loadscope queues a crashed worker's whole unit again, the test that killed it
+                # included, so a replacement worker runs (and dies on) it again; xdist reports the
+                # crashed test itself, so only the rest of its unit goes back to the queue.
+                workload = self.assigned_work.get(node, {})
+                pending = [nodeid for unit in workload.values() for nodeid, done in unit.items() if not done]
+                if pending:
+                    for unit in workload.values():
+                        if pending[0] in unit:
+                            unit[pending[0]] = True
+                    super().remove_node(node)
+                    return pending[0]
+                return super().remove_node(node)
+
         return CaseScheduling(config, log)
