@@ -49,6 +49,16 @@ def _(x):
     return x.new_empty(x.shape[0] + 1, x.shape[1])  # a symbolic lie: s0 + 1 rows for s0
 
 
+@torch.library.custom_op("pytest_export_meta::rows_fixed", mutates_args=(), schema="(Tensor x) -> Tensor")
+def rows_fixed(x):
+    return x.sum(1)
+
+
+@rows_fixed.register_fake
+def _(x):
+    return x.new_empty(4)  # right at the example (4 rows) only: it ignores the dynamic dim
+
+
 @torch.library.custom_op("pytest_export_meta::honest", mutates_args=(), schema="(Tensor x) -> Tensor")
 def honest(x):
     return x.sum(1)
@@ -91,6 +101,15 @@ def test_symbolic_sizes_are_evaluated_against_the_inputs() -> None:
                            mode="non_strict")
     assert out.failure is not None and out.failure.exc_type == "OutputMetadataMismatch"
     assert "declares shape [5, 3], the program returned [4, 3]" in out.failure.message
+
+
+def test_a_fake_kernel_right_only_at_the_example_fails_on_a_drawn_shape() -> None:
+    out = exportcore.check(Calls(rows_fixed), (torch.randn(4, 3),), dynamic_shapes={"x": {0: Dim("n", min=2, max=8)}},
+                           mode="non_strict", examples=4)
+    failure = out.failure
+    assert failure is not None and (failure.stage, failure.category) == ("run", "torch.operator")
+    assert failure.exc_type == "OutputMetadataMismatch" and "declares shape [4]" in failure.message
+    assert "minimal failing shapes" in failure.message
 
 
 def test_honest_fake_kernel_passes_on_every_drawn_shape() -> None:

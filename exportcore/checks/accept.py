@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from exportcore.checks.numerics import PROGRAMS
+from exportcore.checks.output_meta import contradiction, metadata_failure
 from exportcore.classify import classify
 from exportcore.guards import is_guard_error, ranges_text, symbol_names
 from exportcore.links import nearest_case
 from exportcore.outcome import Failure
-from exportcore.parity import compare_runs
+from exportcore.parity import PROGRAM_NAMES, compare_runs
 from exportcore.shapes.shapes_spec import is_shapes_spec
 from exportcore.sides import prepare, run_side
 
@@ -31,6 +32,8 @@ def run(ctx: Run) -> None:
 
     if ctx.examples <= 0:
         return
+
+    metadata: dict[str, Failure] = {}  # a probe's message -> the output-metadata failure it stands for
 
     def probe(args: tuple, kwargs: dict) -> Any:
         try:
@@ -61,6 +64,11 @@ def run(ctx: Run) -> None:
                     )
                 failure = classify(exc, "run")
                 return Probe("fail", f"{label} program raised {failure.exc_type}: {failure.message}", stage="run")
+            wrong = contradiction(program, args, kwargs, actual.outputs)  # a fake kernel right at the example only
+            if wrong is not None:
+                found = metadata_failure(PROGRAM_NAMES.get(label, label), wrong)
+                metadata[found.message] = found
+                return Probe("fail", found.message, stage="run")
             if "numerics" in ctx.checks:
                 failure = compare_runs(
                     ctx, label, reference, actual, grads=label != "decomposed", inputs=(args, kwargs)
@@ -86,6 +94,10 @@ def run(ctx: Run) -> None:
         stage = result.failure.stage
         shapes = result.counterexample.shapes if result.counterexample else {}
         message = result.failure.message.splitlines()[0]
+        known = metadata.get(result.failure.message)
+        if known is not None:
+            known.message = f"{known.message} (minimal failing shapes: {shapes})"
+            ctx.fail(known)
         ctx.fail(
             Failure(
                 stage=stage,
