@@ -296,7 +296,8 @@ def warn_findings(item: pytest.Item, outcome: Outcome) -> None:
                     stage="state" if state else "guards", category="torch.mutation" if state else "guards",
                     exc_type=type(exc).__name__, message=clean_text(str(exc)),
                     hint="a warnings filter (e.g. filterwarnings = error) turns this finding into an error; "
-                    "fix the model or the dynamic_shapes, or ignore ExportFindingWarning",
+                    f"fix the model or the dynamic_shapes, or ignore this kind only (filterwarnings ="
+                    f" ignore::pytest_export.{type(exc).__name__})",
                 )
             return
 

@@ -63,6 +63,7 @@ def test_each_finding_kind_has_its_own_warning_class(project: pytest.Pytester) -
     result.assert_outcomes(failed=2)
     out = result.stdout.str()
     assert "DtypeAcceptedWarning: dtype_accepted" in out
+    assert "ignore::pytest_export.DtypeAcceptedWarning" in out  # the hint names the one class to ignore
     assert "Size01AcceptedWarning" not in out
 
     project.makeini("[pytest]\nexport_examples = 2\nfilterwarnings =\n    error\n"
