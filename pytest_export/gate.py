@@ -105,11 +105,13 @@ class GateResult:
     not_run: list[dict[str, Any]] = field(default_factory=list)
     deselected: list[dict[str, Any]] = field(default_factory=list)
     new: list[dict[str, Any]] = field(default_factory=list)
+    strict: bool = False  # --export-baseline-strict: an improvement fails too, until the baseline records it
 
     @property
     def failed(self) -> bool:
-        """Return True when the gate fails (any regression, or a key a missing shard should have checked)."""
-        return bool(self.regressions or self.missing)
+        """Return True when the gate fails (a regression, a key a missing shard should have checked, or under
+        ``strict`` an improvement the baseline does not record yet)."""
+        return bool(self.regressions or self.missing or (self.strict and self.improvements))
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form stored in a report's "gate"."""
@@ -233,7 +235,9 @@ def summary_lines(result: GateResult, *, verbose: bool = False, limit: int = 50)
     if verbose:
         show("deselected", result.deselected, True)
         show("new", result.new, False)
-    if result.improvements or result.vanished:
+    if result.strict and result.improvements:
+        lines.append("  (--export-baseline-strict: improvements fail until --export-baseline-update records them)")
+    elif result.improvements or result.vanished:
         lines.append("  (run with --export-baseline-update to record this run as the new baseline)")
     return lines
 

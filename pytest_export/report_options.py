@@ -28,6 +28,11 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
         help="write this run's results to the --export-baseline file instead of failing on regressions",
     )
     group.addoption(
+        "--export-baseline-strict", dest="export_baseline_strict", action="store_true", default=False,
+        help="also fail when a (case, mode) the baseline records as failing now passes, until "
+        "--export-baseline-update records it (keeps the baseline tight)",
+    )
+    group.addoption(
         "--export-shard", dest="export_shard", default=None, metavar="I/N",
         help="this run is shard I of N (recorded in the report, so `python -m pytest_export merge` notices a "
         "missing shard); read from pytest-split's --group/--splits when given",

@@ -15,6 +15,7 @@ from typing import Any, Generator
 import pytest
 
 from pytest_export.gate import GateResult, Scope, compare, summary_lines, updated_baseline
+from pytest_export.known_failures import baseline_path, read_baseline_records
 from pytest_export.marker import item_mode
 from pytest_export.records import Record, record_key
 from pytest_export.report import ReportError, build_report, load_report, nodeid_file, report_format, write_report
@@ -115,19 +116,12 @@ class ReportingPlugin:
         elif not exists:
             fail(f"--export-baseline: {shown(path)}: file does not exist; create it with --export-baseline-update")
         try:
-            return load_report(path, shown(path))
+            return read_baseline_records(path, shown(path))
         except ReportError as exc:
             fail(f"--export-baseline: {exc}")
 
     def _baseline_path(self) -> Path | None:
-        cli = self.config.getoption("export_baseline")
-        if cli:
-            return Path(os.path.abspath(Path(self.config.invocation_params.dir) / cli))
-        ini = self.config.getini("export_baseline")
-        if ini:
-            base = self.config.inipath.parent if self.config.inipath else self.config.rootpath
-            return Path(os.path.abspath(base / ini))
-        return None
+        return baseline_path(self.config)
 
     @property
     def active(self) -> bool:
@@ -188,7 +182,9 @@ class ReportingPlugin:
 
     def _compare(self) -> GateResult:
         assert self.baseline is not None
-        return compare(self.baseline, self._records(), self._scope(), name=shown(self.baseline_path))
+        result = compare(self.baseline, self._records(), self._scope(), name=shown(self.baseline_path))
+        result.strict = bool(self.config.getoption("export_baseline_strict", False))
+        return result
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         """Write the reports (also after Ctrl-C, marked incomplete) and update the baseline."""
@@ -213,12 +209,29 @@ class ReportingPlugin:
                     f"baseline {shown(self.baseline_path)} NOT updated: the run is incomplete ({stop})"
                 )
             else:
-                self._write(updated_baseline(self.baseline, report, self.gate), self.baseline_path, "baseline")
+                self._write_baseline(updated_baseline(self.baseline, report, self.gate))
         if self.journal is not None:
             self.journal.finish()
         if self.write_failed and session.exitstatus == pytest.ExitCode.OK:
             # A CI job must not go green while the report it uploads (or the baseline) is missing.
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+
+    def _write_baseline(self, report: dict[str, Any]) -> None:
+        from pytest_export.baseline import baseline_entries, dump_baseline
+
+        path = self.baseline_path
+        assert path is not None
+        text = dump_baseline(baseline_entries(report["records"]))
+        tmp = path.with_name(f".{path.name}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)  # atomic: a killed update never leaves half a baseline
+        except OSError as exc:
+            self.write_failed = True
+            self.problems.append(f"--export-baseline-update: export baseline NOT written to {shown(path)}: {exc}")
+        else:
+            self.written.append(f"export baseline updated: {shown(path)}")
 
     def _write(self, report: dict[str, Any], path: Path, what: str = "report") -> None:
         try:
