@@ -47,6 +47,9 @@ if TYPE_CHECKING:
 
 __all__ = ["export_check"]
 
+#: Zoo models as items (--export-model); its module imports no torch and no zoo package.
+pytest_plugins = ["pytest_export.zoo.plugin"]
+
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     """Register pytest-export's hookspecs (see pytest_export.hookspecs)."""

@@ -1,0 +1,64 @@
+"""``timm:GLOB``: ``timm.list_models(GLOB)``, built with ``pretrained=False``; inputs from ``pretrained_cfg``.
+
+Image H/W are dynamic only where timm says the size is not fixed: ``fixed_input_size`` false (from
+``min_input_size``, or half the default size where none is declared, up to the default size), or a
+ViT built with ``dynamic_img_size`` (multiples of its patch size).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from exportcore.zoo.building import EXAMPLE_BATCH, batch_dim, check_budget, require, seeded
+from exportcore.zoo.common import ZooCase, ZooEntry
+
+__all__ = ["build", "image_spec", "list_entries"]
+
+
+def list_entries(pattern: str) -> list[ZooEntry]:
+    """Return timm's architectures matching ``pattern``."""
+    timm = require("timm")
+    return [ZooEntry("timm", name, "timm") for name in sorted(timm.list_models(pattern))]
+
+
+def build(entry: ZooEntry, max_params: int | None) -> ZooCase:
+    """Build a timm model with random weights and the inputs its pretrained_cfg declares."""
+    import torch
+
+    timm = require("timm")
+    params = check_budget(entry, None, max_params, lambda: timm.create_model(entry.name, pretrained=False))
+    with seeded(entry):
+        model = timm.create_model(entry.name, pretrained=False)
+        (channels, height, width), dims, note = image_spec(model)
+        args = (torch.rand(EXAMPLE_BATCH, channels, height, width),)
+    return ZooCase(entry, model, args, None, ({0: batch_dim(), **dims},), f"timm: {note}", {}, params or 0)
+
+
+def image_spec(model: Any) -> tuple[tuple[int, int, int], dict[int, Any], str]:
+    """Return the example image size (C, H, W), the H/W dims and why, from a timm model's metadata."""
+    import torch
+
+    cfg = dict(getattr(model, "pretrained_cfg", None) or {})
+    channels, height, width = (int(v) for v in cfg.get("input_size", (3, 224, 224)))
+    size = f"{channels}x{height}x{width} from pretrained_cfg input_size; batch dynamic 2..8"
+    patch = getattr(getattr(model, "patch_embed", None), "patch_size", None)
+    if getattr(model, "dynamic_img_size", False) and patch:
+        ph, pw = (patch, patch) if isinstance(patch, int) else (int(patch[0]), int(patch[1]))
+        h = torch.export.Dim("patches_h", min=1, max=max(2, height // ph))
+        w = torch.export.Dim("patches_w", min=1, max=max(2, width // pw))
+        return ((channels, height - height % ph, width - width % pw), {2: ph * h, 3: pw * w},
+                f"{size}; H/W dynamic in multiples of the patch size {ph}x{pw} (dynamic_img_size)")
+    if cfg.get("fixed_input_size", False):
+        return (channels, height, width), {}, f"{size}; H/W static (fixed_input_size)"
+    least = cfg.get("min_input_size")
+    if least:
+        low_h, low_w, why = int(least[1]), int(least[2]), "min_input_size"
+    else:
+        low_h, low_w, why = max(2, height // 2), max(2, width // 2), "half the default size: timm declares no minimum"
+    dims: dict[int, Any] = {}
+    if low_h < height:
+        dims[2] = torch.export.Dim("height", min=low_h, max=height)
+    if low_w < width:
+        dims[3] = torch.export.Dim("width", min=low_w, max=width)
+    return (channels, height, width), dims, f"{size}; H/W dynamic {low_h}..{height} x {low_w}..{width} ({why}, " \
+        "fixed_input_size false)"

@@ -1,0 +1,148 @@
+"""Zoo models as pytest items: ``zoo/<family>`` collectors under the session, one item per (model, column).
+
+An item is the same kind of thing as a marker test's parametrized item: it carries the exportable marker
+and a callspec whose last id is its mode, so the mode and case id, xdist's case scheduling, the records,
+reports, gate, baseline and shards treat it as one; its run goes through pytest_export.runner.run_exportable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any, Iterator
+
+import pytest
+
+from pytest_export.marker import MARKER, MODE_PARAM, ExportSpec
+from pytest_export.options import OPTIONS
+from pytest_export.zoo.options import ZOO_OPTIONS
+
+if TYPE_CHECKING:
+    from exportcore.zoo import ZooCase, ZooEntry
+
+__all__ = ["ZooCallSpec", "ZooFamily", "ZooItem", "zoo_collectors"]
+
+PREFIX = "zoo"
+
+
+@dataclasses.dataclass
+class ZooCallSpec:
+    """What pytest-export reads of a callspec: the mode parameter, the ids (mode last), no marks."""
+
+    params: dict[str, Any]
+    _idlist: list[str]
+    marks: tuple = ()
+    #: pytest's fixture ordering reads each parameter's scope: the mode is function-scoped, like a marker test's.
+    _arg2scope: dict[str, Any] = dataclasses.field(default_factory=lambda: {MODE_PARAM: "function"})
+
+    @property
+    def id(self) -> str:
+        return "-".join(self._idlist)
+
+
+def zoo_collectors(session: pytest.Session) -> list[ZooFamily]:
+    """Return one collector per zoo family the session's specs name (none without --export-model)."""
+    specs = session.config.stash[ZOO_OPTIONS].specs
+    if not specs:
+        return []
+    from exportcore.zoo import ZooSpecError, expand
+
+    try:
+        entries = expand(specs)
+    except ZooSpecError as exc:
+        raise pytest.UsageError(f"--export-model: {exc}") from None
+    families: dict[str, list[ZooEntry]] = {}
+    for entry in entries:
+        families.setdefault(entry.family, []).append(entry)
+    return [ZooFamily.from_parent(session, name=f"{PREFIX}/{family}", nodeid=f"{PREFIX}/{family}", entries=found)
+            for family, found in families.items()]
+
+
+class ZooFamily(pytest.Collector):
+    """The models of one zoo family (torchvision, timm, hf, a factory's module)."""
+
+    def __init__(self, *, entries: list[ZooEntry], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.entries = entries
+
+    def collect(self) -> Iterator[ZooItem]:
+        options = self.config.stash[OPTIONS]
+        for entry in self.entries:
+            for column in options.columns_for(None, None, None):
+                yield ZooItem.from_parent(self, name=f"{entry.name}[{column}]",
+                                          nodeid=f"{self.nodeid}/{entry.name}[{column}]", entry=entry, column=column)
+
+    def reportinfo(self) -> tuple[Any, int, str]:
+        return self.path, 0, self.nodeid  # a line number: item.warn() needs one
+
+
+class ZooItem(pytest.Item):
+    """One zoo model in one mode (or target column)."""
+
+    cls = None  # no test class (pytest's fixture ordering asks, having seen a callspec)
+
+    def __init__(self, *, entry: ZooEntry, column: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.entry = entry
+        self.callspec = ZooCallSpec({MODE_PARAM: column}, [column])
+        self.add_marker(getattr(pytest.mark, MARKER)())
+        self.extra_keyword_matches.update({entry.family, entry.name, *([entry.group] if entry.group else [])})
+        #: What was inferred and why, for the outcome's notes (set when the model is built).
+        self.zoo_note = ""
+
+    def runtest(self) -> None:
+        from pytest_export.runner import run_exportable
+
+        column = self.callspec.params[MODE_PARAM]
+        case = self._build()
+        from exportcore.targets import parse_label
+
+        why = case.unsupported_modes.get(parse_label(column)[0])
+        if why:
+            pytest.skip(f"{self.entry.zoo_id} {column}: {why}")
+        from exportcore.case import Case
+
+        result = Case(model=case.model, args=case.args, kwargs=case.kwargs, dynamic_shapes=case.dynamic_shapes)
+        run_exportable(self, result, column, ExportSpec(), self.config.stash[OPTIONS])
+
+    def _build(self) -> ZooCase:
+        from exportcore.zoo import ZooSkip, ZooSpecError, build
+
+        zoo = self.config.stash[ZOO_OPTIONS]
+        try:
+            case = build(self.entry, zoo.max_params)
+        except ZooSkip as exc:
+            pytest.skip(str(exc))
+        except ZooSpecError as exc:
+            pytest.fail(f"{self.nodeid}: {exc}", pytrace=False)
+        replaced = self.ihook.pytest_export_zoo_case(config=self.config, entry=self.entry, case=case)
+        if replaced is not None:
+            case = replaced
+            case.note = case.note or "the pytest_export_zoo_case hook's case"
+        how = zoo.shapes_for(self.entry.zoo_id)
+        if how != "inferred":
+            case = _override(case, how)
+        self.zoo_note = f"zoo {self.entry.zoo_id}: {case.note}"
+        return case
+
+    def reportinfo(self) -> tuple[Any, int, str]:
+        return self.path, 0, self.nodeid  # a line number: item.warn() needs one
+
+
+def _override(case: ZooCase, how: str) -> ZooCase:
+    """Return ``case`` with its dynamic dims replaced as an --export-model-shapes rule says."""
+    if how == "static" or case.dynamic_shapes is None:
+        return dataclasses.replace(case, dynamic_shapes=None,
+                                   note=f"{case.note}; --export-model-shapes: static (no dynamic dims)")
+    batch_only = _batch_only(case.dynamic_shapes)
+    return dataclasses.replace(case, dynamic_shapes=batch_only,
+                               note=f"{case.note}; --export-model-shapes: batch only (dim 0 of each input)")
+
+
+def _batch_only(spec: Any) -> Any:
+    if isinstance(spec, dict) and all(isinstance(k, int) for k in spec):
+        return {k: v for k, v in spec.items() if k == 0}
+    if isinstance(spec, dict):
+        return {k: _batch_only(v) for k, v in spec.items()}
+    if isinstance(spec, (tuple, list)):
+        return type(spec)(_batch_only(v) for v in spec)
+    return spec

@@ -1,0 +1,44 @@
+"""The zoo's pytest hooks: its options, its collectors under the session, its note in each outcome."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Generator
+
+import pytest
+
+from pytest_export.zoo.options import ZOO_OPTIONS, add_options, resolve
+
+if TYPE_CHECKING:
+    from exportcore.outcome import Outcome
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from pytest_export.zoo import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser, parser.getgroup("export", "pytest-export (torch.export checks)"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[ZOO_OPTIONS] = resolve(config)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
+    """Add the zoo's collectors next to what the session collected from files (nothing, in an empty directory)."""
+    report = yield
+    if isinstance(collector, pytest.Session) and report.passed:
+        from pytest_export.zoo.items import zoo_collectors
+
+        report.result = [*report.result, *zoo_collectors(collector)]
+    return report
+
+
+def pytest_export_outcome(item: pytest.Item, case: Any, outcome: Outcome) -> None:
+    """Say which inputs and dynamic dims were inferred for a zoo model, and why."""
+    note = getattr(item, "zoo_note", "")
+    if note and note not in outcome.notes:
+        outcome.notes.insert(0, note)
