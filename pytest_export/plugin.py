@@ -47,8 +47,8 @@ if TYPE_CHECKING:
 
 __all__ = ["export_check"]
 
-#: Zoo models as items (--export-model); its module imports no torch and no zoo package.
-pytest_plugins = ["pytest_export.zoo.plugin"]
+#: Zoo models as items (--export-model) and shard selection (--export-shard); neither imports torch.
+pytest_plugins = ["pytest_export.zoo.plugin", "pytest_export.sharding"]
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
