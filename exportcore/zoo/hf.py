@@ -50,8 +50,23 @@ def build(entry: ZooEntry, max_params: int | None) -> ZooCase:
                           f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
         params = check_budget(entry, count_params(model), max_params)
         args, kwargs, dynamic, why = infer_inputs(entry, model, config)
+        _runs_in_eager(entry, model, args, kwargs)
     note = f"hf {model_type} ({type(model).__name__}), config shrunk: {shrunk}; {why}"
     return ZooCase(entry, model, args, kwargs, dynamic, note, {}, params or 0)
+
+
+def _runs_in_eager(entry: ZooEntry, model: Any, args: tuple, kwargs: dict[str, Any]) -> None:
+    """Skip a model whose shrunk config does not even run in eager: that is the shrinking's fault, not export's."""
+    import torch
+
+    try:
+        with torch.no_grad():
+            model.eval()(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001
+        raise ZooSkip(f"{entry.zoo_id}: the shrunk config does not run in eager on the inferred inputs "
+                      f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+    finally:
+        model.train()  # as from_config left it; the engine sets each mode's own
 
 
 def _mapping(auto: str) -> Any:

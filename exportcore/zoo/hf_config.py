@@ -31,7 +31,16 @@ def shrink(config: Any, _depth: int = 0) -> str:
     """Shrink ``config`` (and its nested configs) in place; return what was changed, briefly."""
     changed: list[str] = []
     layers = None
+    depths = getattr(config, "depths", None)
+    staged = isinstance(depths, (list, tuple))
+    if staged:
+        # A staged (hierarchical) vision model ties its widths and heads to per-stage lists: keep the
+        # widths, make every stage one block deep.
+        config.depths = [1] * len(depths)
+        changed.append(f"depths={config.depths}")
     for what, (names, small) in _SIZES.items():
+        if staged and what in ("layers", "hidden", "heads", "kv_heads", "head_dim"):
+            continue
         for name in names:
             value = getattr(config, name, None)
             if isinstance(value, int) and not isinstance(value, bool) and value > small:

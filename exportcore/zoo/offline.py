@@ -12,7 +12,10 @@ import contextlib
 import socket
 from typing import Any, Iterator
 
-__all__ = ["NetworkAttempt", "no_network"]
+__all__ = ["ATTEMPTS", "NetworkAttempt", "no_network"]
+
+#: Every address a builder tried in this process (tests assert it stays empty).
+ATTEMPTS: list[str] = []
 
 
 class NetworkAttempt(ConnectionError):
@@ -27,15 +30,18 @@ def no_network(attempts: list[str] | None = None) -> Iterator[list[str]]:
 
     def refuse(_self: Any, address: Any, *_: Any) -> Any:
         seen.append(_where(address))
+        ATTEMPTS.append(_where(address))
         raise NetworkAttempt(f"tried to open a network connection to {_where(address)}")
 
     def refuse_create(address: Any, *_: Any, **__: Any) -> Any:
         seen.append(_where(address))
+        ATTEMPTS.append(_where(address))
         raise NetworkAttempt(f"tried to open a network connection to {_where(address)}")
 
     def refuse_lookup(host: Any, port: Any, *_: Any, **__: Any) -> Any:
         # A name lookup comes first, and offline it can block for its whole timeout.
         seen.append(_where((host, port)))
+        ATTEMPTS.append(_where((host, port)))
         raise NetworkAttempt(f"tried to look up {host} on the network")
 
     socket.socket.connect = refuse  # type: ignore[method-assign]

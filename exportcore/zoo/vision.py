@@ -24,13 +24,13 @@ SEGMENTATION_SIZE = 224
 
 
 def list_entries(pattern: str) -> list[ZooEntry]:
-    """Return torchvision's models whose name matches ``pattern``, family by family."""
+    """Return torchvision's models whose name (or ``group/name``: ``classification/*``) matches ``pattern``."""
     models = require("torchvision.models")
     out = []
     for group in GROUPS:
         module = models if group == "classification" else importlib.import_module(f"torchvision.models.{group}")
         for name in sorted(models.list_models(module=module)):
-            if fnmatch.fnmatchcase(name, pattern):
+            if fnmatch.fnmatchcase(name, pattern) or fnmatch.fnmatchcase(f"{group}/{name}", pattern):
                 out.append(ZooEntry("torchvision", name, "torchvision", group))
     return out
 
