@@ -58,11 +58,16 @@ def build(entry: ZooEntry, max_params: int | None = None) -> ZooCase:
     from exportcore.zoo.offline import NetworkAttempt, no_network
 
     builder = _builder(entry.kind)
+    tried: list[str] = []
     try:
-        with no_network():
+        with no_network(tried):
             case = builder(entry, max_params)
-    except NetworkAttempt as exc:
-        raise ZooSkip(f"{entry.zoo_id}: building it {exc} (a download); zoo models are built offline with "
+    except Exception as exc:
+        if not tried and not isinstance(exc, NetworkAttempt):
+            raise
+        # Libraries wrap the refusal (urllib's URLError, requests' ConnectionError): the attempt decides.
+        why = str(exc) if isinstance(exc, NetworkAttempt) else f"tried to reach {tried[0]}"
+        raise ZooSkip(f"{entry.zoo_id}: building it {why} (a download); zoo models are built offline with "
                       "random weights, so this one is skipped") from None
     return case
 

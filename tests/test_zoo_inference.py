@@ -1,0 +1,120 @@
+"""exportcore.zoo without pytest's plugin: spec parsing, listing, inputs and dynamic dims per family, budget, offline."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from exportcore.zoo import ZooSkip, ZooSpecError, build, expand, parse_spec
+from exportcore.zoo import offline
+
+torch = pytest.importorskip("torch")
+
+
+def test_parse_spec_kinds_and_errors() -> None:
+    assert parse_spec("timm:test_*") == ("timm", "test_*", False)
+    assert parse_spec("hf:bert@AutoModelForCausalLM") == ("hf", "bert@AutoModelForCausalLM", False)
+    assert parse_spec("my.models:make") == ("factory", "my.models:make", False)
+    assert parse_spec("!*vit*") == ("", "*vit*", True)
+    assert parse_spec("!timm:test_vit*") == ("timm", "test_vit*", True)
+    for bad, says in [("resnet18", "expected KIND:GLOB"), ("tmm:x*", "unknown kind 'tmm'"), ("!", "is empty")]:
+        with pytest.raises(ZooSpecError, match=says):
+            parse_spec(bad)
+
+
+def test_torchvision_lists_groups_and_infers_batch_only() -> None:
+    pytest.importorskip("torchvision")
+    entries = expand(["torchvision:classification/resnet1*", "torchvision:fasterrcnn_mobilenet_v3_large_320_fpn"])
+    assert [e.zoo_id for e in entries] == ["torchvision/resnet101", "torchvision/resnet152", "torchvision/resnet18",
+                                           "torchvision/fasterrcnn_mobilenet_v3_large_320_fpn"]
+    case = build(entries[2])
+    assert case.args[0].shape == (2, 3, 224, 224)
+    (dims,) = case.dynamic_shapes
+    assert list(dims) == [0] and dims[0].min == 2  # batch only: torchvision declares no size range
+    assert "crop size" in case.note and "H/W static" in case.note
+    detection = build(entries[3])
+    assert detection.dynamic_shapes is None and isinstance(detection.args[0], list)
+    assert "targets" in detection.unsupported_modes["training"]
+
+
+def test_timm_image_dims_follow_pretrained_cfg() -> None:
+    timm = pytest.importorskip("timm")
+    fixed = build(expand(["timm:test_coatnet"])[0])  # fixed_input_size: H/W static
+    assert list(fixed.dynamic_shapes[0]) == [0] and "fixed_input_size" in fixed.note
+    free = build(expand(["timm:test_resnet"])[0])
+    cfg = timm.create_model("test_resnet").pretrained_cfg
+    assert not cfg.get("fixed_input_size", False)
+    dims = free.dynamic_shapes[0]
+    assert sorted(dims) == [0, 2, 3] and dims[2].max == cfg["input_size"][1]
+    vit = build(expand(["timm:test_vit"])[0])  # dynamic_img_size: multiples of the patch size
+    assert vit.model.dynamic_img_size and "patch size 16x16" in vit.note
+    assert str(vit.dynamic_shapes[0][2]).startswith("16*")
+
+
+def test_hf_text_inputs_stay_in_vocab_and_positions() -> None:
+    pytest.importorskip("transformers")
+    bert = build(expand(["hf:bert"])[0])
+    ids = bert.kwargs["input_ids"]
+    vocab = bert.model.config.vocab_size
+    assert vocab <= 1024 and int(ids.max()) < vocab and int(ids.min()) >= 0
+    seq = bert.dynamic_shapes["input_ids"][1]
+    assert seq.max <= bert.model.config.max_position_embeddings and seq is bert.dynamic_shapes["attention_mask"][1]
+    assert bert.model.config.num_hidden_layers == 2 and "max_position_embeddings 512" in bert.note
+    t5 = build(expand(["hf:t5@AutoModelForSeq2SeqLM"])[0])
+    assert "decoder_input_ids" in t5.kwargs and "encoder-decoder" in t5.note
+    vit = build(expand(["hf:vit"])[0])
+    assert set(vit.kwargs) == {"pixel_values"} and list(vit.dynamic_shapes["pixel_values"]) == [0]
+
+
+def test_hf_auto_class_is_checked() -> None:
+    pytest.importorskip("transformers")
+    assert expand(["hf:gpt2@AutoModelForCausalLM"])[0].zoo_id == "hf/gpt2@AutoModelForCausalLM"
+    with pytest.raises(ZooSpecError, match="not a transformers auto model class"):
+        expand(["hf:gpt2@GPT2Model"])
+
+
+def test_exclusions_and_empty_specs() -> None:
+    pytest.importorskip("timm")
+    names = [e.name for e in expand(["timm:test_vit*", "!timm:test_vit2", "!*relpos*"])]
+    assert "test_vit" in names and "test_vit2" not in names and "test_vit_relpos" not in names
+    with pytest.raises(ZooSpecError, match="names no model"):
+        expand(["timm:no_such_model_*"])
+
+
+def test_budget_skips_before_building() -> None:
+    pytest.importorskip("torchvision")
+    with pytest.raises(ZooSkip, match=r"11\.7M parameters, over the budget of 1\.0M"):
+        build(expand(["torchvision:resnet18"])[0], max_params=1_000_000)
+
+
+def test_builders_open_no_socket(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every kind builds with the network refused; a builder that tried would be caught either way."""
+    pytest.importorskip("timm")
+    pytest.importorskip("transformers")
+    pytest.importorskip("torchvision")
+    tried: list[object] = []
+
+    def connect(self: socket.socket, address: object) -> None:
+        tried.append(address)
+        raise OSError("the test refuses network connections")
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    offline.ATTEMPTS.clear()
+    for spec in ["torchvision:squeezenet1_1", "torchvision:lraspp_mobilenet_v3_large", "timm:test_efficientnet",
+                 "hf:gpt2@AutoModelForCausalLM", "hf:bert", "hf:resnet"]:
+        build(expand([spec])[0])
+    assert tried == [] and offline.ATTEMPTS == []
+
+
+def test_a_builder_that_downloads_is_a_skip_naming_where(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    (tmp_path / "netmodels.py").write_text(
+        "import socket, torch\n"
+        "def make():\n"
+        "    socket.create_connection(('198.51.100.7', 443), timeout=1)\n"
+        "    return torch.nn.Linear(2, 2), (torch.randn(2, 2),)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ZooSkip, match=r"netmodels/make: building it tried to open a network connection to "
+                                      r"198\.51\.100\.7:443 \(a download\)"):
+        build(expand(["netmodels:make"])[0])
