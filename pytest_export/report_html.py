@@ -179,7 +179,7 @@ def render_html(report: dict[str, Any]) -> str:
     rest = [v for v in views if not v["problem"] and v["r"].verdict != "xfailed"]
     for v in bad + xfail + rest:  # page order, so that a repeated long text links back to its first showing
         v["body"] = _body(v["r"], v["anchor"], page)
-    return render_page(
+    page_html = render_page(
         "report.html.j2",
         title=f"pytest-export: {summary.get('verdicts', {}).get('passed', 0)}/{summary.get('total', 0)} passed",
         header=header(report), cards=cards(summary, len(finding_rows(records))), gate=gate_banner(report.get("gate")),
@@ -188,6 +188,10 @@ def render_html(report: dict[str, Any]) -> str:
         categories=categories_chart(report), xfail=xfail, ops=ops_chart(report), stages=stage_table(report),
         views=views, skipped=_skip_reasons(records),
     )
+    from pytest_export.zoo.rates import rate_html
+
+    zoo = rate_html(records, MODE_ORDER)  # a zoo run leads with its pass rates, ahead of the failures
+    return page_html.replace('<h2 id="failures">', zoo + '<h2 id="failures">', 1) if zoo else page_html
 
 
 def _skip_reasons(records: list[Record]) -> list[tuple[str, int]]:

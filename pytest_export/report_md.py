@@ -180,6 +180,9 @@ def render_markdown(report: dict[str, Any]) -> str:
     records = report["records"]
     lines = ["## pytest-export", "", _summary_line(report), "", *_gate(report.get("gate"))]
     if records:
+        from pytest_export.zoo.rates import rate_markdown
+
+        lines += rate_markdown(records, MODE_ORDER)  # a zoo run leads with its pass rates
         lines += _matrix(records)
         lines += runtimes_markdown(report.get("runtimes") or runtime_tables(records))
     lines += _failures(records) + _skipped(records) + findings_markdown(records, _code, _text, MAX_FAILURES) + _categories(report)

@@ -90,7 +90,9 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
         ranked = sorted(records, key=lambda r: (-r.duration, r.test))[:slowest]
         lines.append(f"slowest exports ({len(ranked)}):")
         lines.extend(f"  {r.duration:7.2f}s  {r.test}" for r in ranked)
-    return lines
+    from pytest_export.zoo.rates import rate_lines
+
+    return [*rate_lines(records, mode_order), *lines]  # a zoo run leads with its pass rates
 
 
 def _skip_reason(record: Record) -> str:
