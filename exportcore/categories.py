@@ -94,6 +94,20 @@ def _decide(f: _Facts) -> tuple[str, str, str, str | None]:
     return (*_fallback(f), None)
 
 
+def _op_registered(target: str) -> bool:
+    """Whether ``torch.ops.NS.OP[.OVERLOAD]`` names an op this process has a schema for."""
+    torch = sys.modules.get("torch")
+    parts = target.split(".")
+    if torch is None or len(parts) < 4 or parts[:2] != ["torch", "ops"]:
+        return True  # cannot tell: not a missing library's fault
+    overload = parts[4] if len(parts) > 4 and parts[4] != "default" else ""
+    try:
+        torch._C._dispatch_find_schema_or_throw(f"{parts[2]}::{parts[3]}", overload)
+    except RuntimeError:
+        return False
+    return True
+
+
 def _by_stage(f: _Facts) -> tuple[str, ...] | None:
     if f.stage == "eager":
         return ("eager", EAGER_HINT)
@@ -106,7 +120,11 @@ def _by_stage(f: _Facts) -> tuple[str, ...] | None:
             return ("serialization", f"forward returns a {kind} constant (the graph's output node holds"
                     f" as_{constant.group(1)}) that torch.export.load cannot rebuild: return only tensors (and"
                     f" ints, floats, bools) from forward, and keep the {kind} outside the exported model", "", "")
-        node = re.search(r"failed deserializing node node\(target='([\w.]+)'", f.low)
+        node = re.search(r"failed deserializing node node\(target='([\w.]+)'", f.text, re.IGNORECASE)
+        if node and not _op_registered(node.group(1)):
+            return ("serialization", f"torch.export.load cannot rebuild the {node.group(1)} node: no library"
+                    " in this process registers that op. Import the modules that register its custom ops"
+                    " (torch.library) before loading, and save/load with the same torch", "", "")
         if node:
             return ("serialization", f"torch.export.load cannot rebuild the {node.group(1)} node that save wrote"
                     " (a gap in this torch's serializer, not in the model): keep that op out of a program you"

@@ -44,7 +44,12 @@ def test_a_sparse_input_is_probed_at_the_shapes_asked_for():
     torch.manual_seed(0)
     x = torch.randn(4, 3).relu().to_sparse()
     spec = {"x": {0: Dim("b", min=2, max=8)}}
-    bare = torch.export.export(SparseRowSum(), (x,), dynamic_shapes=spec)
+    try:
+        bare = torch.export.export(SparseRowSum(), (x,), dynamic_shapes=spec)
+    except torch._dynamo.exc.UserError:  # torch 2.6 specializes a sparse input's sizes: the verdicts agree
+        out = exportcore.check(SparseRowSum(), (x,), dynamic_shapes=spec, examples=5)
+        assert (out.status, out.failure.stage) == ("failed", "constraints")
+        return
     with pytest.raises(Exception):  # the truth: the program refuses batch 9
         bare.module()(torch.randn(9, 3).to_sparse())
     out = exportcore.check(SparseRowSum(), (x,), dynamic_shapes=spec, examples=5)
@@ -129,7 +134,12 @@ def test_a_generator_held_by_the_model_starts_every_program_where_eager_started(
     x = torch.randn(2, 3)
     # The truth: from the same generator state, the exported program draws what eager draws.
     torch.manual_seed(0)
-    ep = torch.export.export(model(), (x,), strict=False)
+    try:
+        ep = torch.export.export(model(), (x,), strict=False)
+    except NotImplementedError:  # torch 2.6 cannot trace a Generator argument: the verdicts agree
+        out = exportcore.check(model(), (x,), mode="non_strict")
+        assert (out.status, out.failure.stage) == ("failed", "capture")
+        return
     torch.manual_seed(0)
     assert torch.equal(ep.module()(x), model()(x))
     torch.manual_seed(0)

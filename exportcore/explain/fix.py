@@ -33,7 +33,13 @@ def wants_fix(run: Run) -> bool:
         return True
     if failure.stage != "guards":
         return False
-    return "Guard failed:" in failure.message or any(f.kind == "narrowed" for f in run.outcome.findings)
+    if "Guard failed:" in failure.message or any(f.kind == "narrowed" for f in run.outcome.findings):
+        return True
+    # Where torch specializes a 0/1 example silently (Dim.AUTO on 2.6) the failure is a guard one with
+    # no guard message; the example is still what a fix changes.
+    from exportcore.explain.example_size import example_sized_roots
+
+    return bool(example_sized_roots(run))
 
 
 def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:

@@ -45,11 +45,30 @@ def test_torch_prints_stay_out_and_an_identical_failure_is_shown_once(project):
     assert branchy.count("  hint: ") == 1 and branchy.count("detail:") == 1
 
 
-def test_with_vv_every_mode_and_torchs_output_are_shown(project):
+def _torch_prints_the_partial_graph(capfd) -> bool:
+    """Whether this torch prints a failed non-strict export's partial graph (2.6 does not)."""
+    import torch
+
+    class Branchy(torch.nn.Module):
+        def forward(self, x):
+            return x + 1 if x.sum() > 0 else x - 1
+
+    capfd.readouterr()
+    try:
+        torch.export.export(Branchy(), (torch.ones(2, 4),), strict=False)
+    except Exception:
+        pass
+    out, err = capfd.readouterr()
+    return "def forward(self, arg0_1" in out + err
+
+
+def test_with_vv_every_mode_and_torchs_output_are_shown(project, capfd):
+    torch_prints = _torch_prints_the_partial_graph(capfd)
     project.makepyfile(test_m=TESTS)
     result = project.runpytest("-p", "no:randomly", "-vv", "-k", "branchy")
     result.assert_outcomes(failed=2)
     out = result.stdout.str()
     assert "same failure as" not in out
     assert out.count("  hint: ") == 2
-    assert "def forward(self, arg0_1" in out  # asked for: torch's own output too
+    if torch_prints:
+        assert "def forward(self, arg0_1" in out  # asked for: torch's own output too
