@@ -3,10 +3,12 @@ and ``python -m pytest_export recover reports/export.json`` (a killed session's 
 and ``python -m pytest_export diff OLD.json NEW.json [-o diff.html -o diff.md]``.
 
 merge exit status: 0 merged and gate passed; 1 gate regression; 2 unreadable input, bad output
-path or conflicting records (unless --allow-conflicts).
+path, an output naming an input, a report given twice, a missing shard (unless --allow-missing-shards)
+or conflicting records (unless --allow-conflicts).
 recover exit status: 0 a report recovered, or nothing to recover; 2 a journal whose session is still
 running, an unreadable journal or one of an unknown format version, or an unwritable report.
-diff exit status: 0 no regression, 1 a regression, 2 unreadable input or bad output path.
+diff exit status: 0 no regression, 1 a regression, 2 unreadable input, bad output path or an output
+naming an input.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
         help="merge shard JSON reports into one report and one gate decision",
         description="Merge JSON reports written by `pytest --export-report=X.json` on several machines.",
         epilog="exit status: 0 merged (gate passed); 1 gate regression; 2 unreadable input, bad output path "
-        "or conflicting records",
+        "or conflicting records, a report given twice (or two reports of one shard), a shard's report missing "
+        "(unless --allow-missing-shards), an output that names an input",
     )
     merge.add_argument("reports", nargs="+", metavar="REPORT.json", help="shard reports to merge")
     merge.add_argument(
@@ -50,6 +53,11 @@ def _parser() -> argparse.ArgumentParser:
         "--shards", type=int, metavar="N",
         help="the run was split into N shards; without it (or each shard's --export-shard=I/N) a baseline key "
         "in no report is missing and fails the gate",
+    )
+    merge.add_argument(
+        "--allow-missing-shards", action="store_true",
+        help="merge even when a shard's report is absent (each shard's --export-shard=I/N, or --shards, says "
+        "which); the merged report is marked incomplete and the gate counts that shard's keys as missing",
     )
     merge.add_argument("-v", "--verbose", action="store_true", help="list deselected and new keys too")
     recover = sub.add_parser(
@@ -75,8 +83,8 @@ def _add_diff(sub: argparse._SubParsersAction) -> None:
         help="what changed between two JSON reports (e.g. before and after a torch upgrade)",
         description="List, per (case, mode), what changed between two runs: regressions, fixes, changed "
         "findings, changed ranges and other changes (failure stage/category, op counts, export time).",
-        epilog="exit status: 0 no regression; 1 something exportable in OLD is not in NEW; 2 unreadable input "
-        "or bad output path",
+        epilog="exit status: 0 no regression; 1 something exportable in OLD is not in NEW; 2 unreadable input, "
+        "bad output path or an output naming an input",
     )
     diff.add_argument("old", metavar="OLD.json", help="the earlier report (e.g. on the current torch)")
     diff.add_argument("new", metavar="NEW.json", help="the later report (e.g. on the candidate torch)")
@@ -86,6 +94,14 @@ def _add_diff(sub: argparse._SubParsersAction) -> None:
 
 
 def _merge(args: argparse.Namespace) -> int:
+    from pytest_export.cli_paths import clashing_paths, repeated_inputs
+
+    inputs = [("shard report", path) for path in args.reports]
+    problem = repeated_inputs(args.reports) or clashing_paths(
+        args.output, inputs + ([("baseline", args.baseline)] if args.baseline else []))
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     for path in args.output:
         try:
             report_format(path)
@@ -102,7 +118,8 @@ def _merge(args: argparse.Namespace) -> int:
         print(f"error: --shards must be at least 1, got {args.shards}", file=sys.stderr)
         return 2
     try:
-        result = merge_reports(reports, baseline=baseline, shards=args.shards)
+        result = merge_reports(reports, baseline=baseline, shards=args.shards,
+                               allow_missing=args.allow_missing_shards)
     except MergeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -27,6 +27,12 @@ def _format(path: str) -> str:
 
 def run_diff(old: str, new: str, outputs: Sequence[str], *, verbose: bool = False) -> int:
     """Diff two report files; return 0 (no regression), 1 (a regression) or 2 (bad input/output)."""
+    from pytest_export.cli_paths import clashing_paths
+
+    problem = clashing_paths(list(outputs), [("OLD report", old), ("NEW report", new)])
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         formats = [(path, _format(path)) for path in outputs]
     except ValueError as exc:

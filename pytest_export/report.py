@@ -272,5 +272,10 @@ def _umask() -> int:
 
 
 def write_report(report: dict[str, Any], path: str | os.PathLike[str]) -> None:
-    """Render ``report`` in the format named by ``path``'s extension and write it atomically."""
-    atomic_write(path, render(report, report_format(path)))
+    """Render ``report`` in the format named by ``path``'s extension and write it atomically.
+
+    Missing directories are created, as pytest's --junitxml and the --export-report option do.
+    """
+    text = render(report, report_format(path))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, text)

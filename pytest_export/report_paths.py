@@ -75,10 +75,9 @@ def parse_shard(config: pytest.Config) -> tuple[int, int] | None:
 
 def same_file(a: Path, b: Path) -> bool:
     """Return whether two paths name one file (also when neither exists yet)."""
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one does not exist yet: compare the names, links resolved
-        return os.path.realpath(a) == os.path.realpath(b)
+    from pytest_export.cli_paths import same_path
+
+    return same_path(a, b)
 
 
 def shown(path: Path | None) -> str:

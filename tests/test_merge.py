@@ -135,7 +135,9 @@ def test_cli_exits_2_on_a_conflict_unless_allowed(files, capsys):
 
 def test_cli_warns_on_duplicates(files, capsys):
     tmp, p = files
-    assert main(["merge", p["ok_a"], p["ok_a"], "-o", str(tmp / "m.json")]) == 0
+    again = tmp / "ok_a_again.json"  # another report (no shard declared) that holds the same record
+    again.write_bytes((tmp / "ok_a.json").read_bytes())
+    assert main(["merge", p["ok_a"], str(again), "-o", str(tmp / "m.json")]) == 0
     assert f"warning: duplicate record {A} [strict]" in capsys.readouterr().err
 
 
@@ -186,26 +188,97 @@ def nodeid_file(nodeid):
 BASE3 = [make_record(A, "strict"), make_record(B, "strict"), make_record("tests/test_c.py::test_c", "strict")]
 
 
-@pytest.mark.parametrize("declared", ["shard_scopes", "cli_count", "unknown"])
-def test_a_missing_shard_report_fails_the_gate_with_its_keys_missing(files, capsys, declared):
-    tmp, _ = files
+def _two_of_three(tmp, declared):
+    """Shards 1 and 2 of 3 wrote their reports; shard 3 crashed before writing its own."""
     base = tmp / "base3.json"
     write_report(build_report(BASE3), base)
     paths = []
-    for i, record in enumerate(BASE3[:2], start=1):  # shard 3 crashed before writing its report
+    for i, record in enumerate(BASE3[:2], start=1):
         report = _sharded([record], i, 3) if declared == "shard_scopes" else shard([record], {nodeid_file(record.test)})
         paths.append(str(tmp / f"s{i}.json"))
         write_report(report, paths[-1])
-    extra = ["--shards", "3"] if declared == "cli_count" else []
-    code = main(["merge", *paths, "--baseline", str(base), "-o", str(tmp / "m.json"), *extra])
+    return base, paths, (["--shards", "3"] if declared == "cli_count" else [])
+
+
+@pytest.mark.parametrize("declared", ["shard_scopes", "cli_count"])
+def test_a_known_missing_shard_is_an_error_and_nothing_is_written(files, capsys, declared):
+    tmp, _ = files
+    base, paths, extra = _two_of_three(tmp, declared)
+    for gate in (["--baseline", str(base)], []):  # without a baseline the merge must not claim the whole run
+        assert main(["merge", *paths, *gate, "-o", str(tmp / "m.json"), *extra]) == 2
+        err = capsys.readouterr().err
+        why = {"shard_scopes": "shard 3 of 3 is missing", "cli_count": "2 of 3 shard reports given"}[declared]
+        assert f"error: {why}: the merge would not be the whole run" in err and "--allow-missing-shards" in err
+        assert not (tmp / "m.json").exists()
+
+
+@pytest.mark.parametrize("declared", ["shard_scopes", "cli_count", "unknown"])
+def test_an_allowed_missing_shard_fails_the_gate_with_its_keys_missing(files, capsys, declared):
+    tmp, _ = files
+    base, paths, extra = _two_of_three(tmp, declared)
+    allow = [] if declared == "unknown" else ["--allow-missing-shards"]  # unknown: nothing proves a shard absent
+    code = main(["merge", *paths, "--baseline", str(base), "-o", str(tmp / "m.json"), *extra, *allow])
     out, err = capsys.readouterr()
     assert code == 1
     assert "MISSING tests/test_c.py::test_c [strict]: passed: in no shard report" in out
     why = {"shard_scopes": "shard 3 of 3 is missing", "cli_count": "2 of 3 shard reports given",
            "unknown": "the number of shards is unknown"}[declared]
     assert why in out and "1 baseline key(s)" in err
-    gate = load_report(tmp / "m.json")["gate"]
-    assert gate["failed"] and [e["case"] for e in gate["missing"]] == ["tests/test_c.py::test_c"]
+    merged = load_report(tmp / "m.json")
+    assert merged["gate"]["failed"] and [e["case"] for e in merged["gate"]["missing"]] == ["tests/test_c.py::test_c"]
+    if declared != "unknown":
+        assert merged["complete"] is False and why in merged["stop_reason"]
+        # and without a baseline: written, but never "complete"
+        assert main(["merge", *paths, "-o", str(tmp / "n.json"), *extra, *allow]) == 0
+        assert load_report(tmp / "n.json")["complete"] is False
+
+
+def test_one_shard_given_twice_is_an_error(files, capsys):
+    tmp, _ = files
+    base = tmp / "base2.json"
+    write_report(build_report(BASE3[:2]), base)
+    s1 = tmp / "s1.json"
+    write_report(_sharded(BASE3[:1], 1, 2), s1)
+    (tmp / "s1-copy.json").write_bytes(s1.read_bytes())
+    (tmp / "s1-link.json").symlink_to(s1)
+    cases = {
+        (str(s1), str(s1)): "report " + str(s1) + " given twice",
+        (str(s1), str(tmp / "s1-link.json")): "(one file) given twice",
+        (str(s1), str(tmp / "s1-copy.json")): "are each shard 1 of 2: one shard's report given twice",
+    }
+    for pair, message in cases.items():
+        assert main(["merge", *pair, "--baseline", str(base), "-o", str(tmp / "m.json")]) == 2
+        assert message in capsys.readouterr().err
+        assert not (tmp / "m.json").exists()
+
+
+def test_an_output_that_names_an_input_is_refused_and_the_input_kept(files, capsys):
+    tmp, p = files
+    base = tmp / "base.json"
+    write_report(build_report([make_record(A, "strict")]), base)
+    regressed = tmp / "new.json"
+    write_report(build_report([make_record(A, "strict", "failed")]), regressed)
+    (tmp / "alias.json").symlink_to(base)
+    before = {path: path.read_bytes() for path in (base, regressed)}
+    attempts = [
+        (["merge", str(regressed), "-o", str(base), "--baseline", str(base)], "is the baseline"),
+        (["merge", str(regressed), "-o", str(tmp / "alias.json"), "--baseline", str(base)],
+         "(the same file as " + str(base) + ") is the baseline"),
+        (["merge", str(regressed), "-o", str(regressed)], "is the shard report"),
+        (["merge", str(regressed), "-o", str(tmp / "x.md"), "-o", str(tmp / "." / "x.md")], "is given twice"),
+    ]
+    for argv, message in attempts:
+        assert main(argv) == 2, argv
+        assert message in capsys.readouterr().err
+    assert {path: path.read_bytes() for path in before} == before
+    assert not (tmp / "x.md").exists()
+
+
+def test_outputs_in_a_missing_directory_are_created(files):
+    tmp, p = files
+    out = tmp / "reports" / "deep" / "x.html"
+    assert main(["merge", p["ok_a"], "-o", str(out), "-o", str(tmp / "reports" / "x.json")]) == 0
+    assert out.is_file() and load_report(tmp / "reports" / "x.json")["records"]
 
 
 def test_every_shard_present_passes_and_a_contradicting_count_is_an_error(files, capsys):

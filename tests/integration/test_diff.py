@@ -148,6 +148,18 @@ def test_cli_without_regression_exits_0_and_bad_input_exits_2(reports: tuple[Pat
     assert main(["diff", str(old), str(old), "-o", str(tmp_path / "diff.txt")]) == 2
 
 
+def test_an_output_that_names_an_input_is_refused_and_the_input_kept(reports: tuple[Path, Path], tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    old, new = reports
+    (tmp_path / "link.json").symlink_to(new)
+    before = (old.read_bytes(), new.read_bytes())
+    for output, message in ((new, "is the NEW report"), (old, "is the OLD report"),
+                            (tmp_path / "link.json", f"(the same file as {new}) is the NEW report")):
+        assert main(["diff", str(old), str(new), "-o", str(output)]) == 2
+        assert message in capsys.readouterr().err
+    assert (old.read_bytes(), new.read_bytes()) == before
+
+
 def test_module_entry_point(reports: tuple[Path, Path]) -> None:
     proc = subprocess.run([sys.executable, "-m", "pytest_export", "diff", *map(str, reports)],
                           capture_output=True, text=True, timeout=120)
