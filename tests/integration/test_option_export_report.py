@@ -243,8 +243,10 @@ def test_a_shard_that_never_wrote_its_report_fails_the_merged_gate(project, cann
     project.runpytest("--export-report=whole.json").assert_outcomes(passed=2)
     project.runpytest("--export-report=a.json", "--export-shard=1/2").assert_outcomes(passed=1)
     assert read_report(project.path / "a.json")["scope"]["shard"] == [1, 2]
-    # Shard 2 of 2 was killed before writing b.json.
-    assert main(["merge", "a.json", "-o", "merged.json", "--baseline", "whole.json"]) == 1
+    # Shard 2 of 2 was killed before writing b.json: an error, unless asked to merge what there is.
+    assert main(["merge", "a.json", "-o", "merged.json", "--baseline", "whole.json"]) == 2
+    assert not (project.path / "merged.json").exists()
+    assert main(["merge", "a.json", "-o", "merged.json", "--baseline", "whole.json", "--allow-missing-shards"]) == 1
     gate = read_report(project.path / "merged.json")["gate"]
     assert [(e["case"], e["why"]) for e in gate["missing"]] == [
         ("test_b.py::test_canned_b", "in no shard report; shard 2 of 2 is missing")]
