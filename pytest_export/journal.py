@@ -125,7 +125,7 @@ class Journal:
         if remove:
             try:
                 self.path.unlink()
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):  # gone with its folder (the report says so)
                 pass
 
 

@@ -92,6 +92,12 @@ class RunOptions:
         return tuple(c for c in wanted if c in self.checks)
 
 
+#: pytest's typed ini kinds (pytest >= 8.4); older pytest reads them as strings, converted below.
+_TYPED_NUMBERS = tuple(getattr(pytest, "version_tuple", (0,))[:2]) >= (8, 4)
+_INT = "int" if _TYPED_NUMBERS else "string"
+_FLOAT = "float" if _TYPED_NUMBERS else "string"
+
+
 def add_options(parser: pytest.Parser, group: Any) -> None:
     """Register the --export-* options and their ini twins."""
     default_checks = "all" if set(DEFAULT_CHECKS) == set(CHECKS) else ", ".join(c for c in CHECKS if c in DEFAULT_CHECKS)
@@ -120,8 +126,10 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
     group.addoption("--export-target-mode", dest="export_target_mode", default=None, metavar="MODE",
                     help="the inference export targets start from: non_strict (default) or strict "
                     "(ini export_target_mode)")
-    parser.addini("export_targets", "runtimes to check every case in, comma-separated", default="")
-    parser.addini("export_devices", "devices to run on, comma-separated (default cpu)", default="")
+    parser.addini("export_targets", "runtimes to check every case in (one per line, or comma-separated)",
+                  type="linelist", default=[])
+    parser.addini("export_devices", "devices to run on (one per line, or comma-separated; default cpu)",
+                  type="linelist", default=[])
     parser.addini("export_target_mode", "the export mode targets start from", default="")
     group.addoption("--export-explain", dest="export_explain", action="store_true", default=None,
                     help="on failing cases also find the failing submodule and list every issue "
@@ -136,16 +144,18 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
     group.addoption("--export-slowest", dest="export_slowest", default=None, metavar="N",
                     help="list the N slowest exports after the export matrix, as --durations does for tests "
                     "(default 0: none; ini export_slowest)")
-    parser.addini("export_slowest", "how many slowest exports the terminal summary lists (default 0)", default="")
+    parser.addini("export_slowest", "how many slowest exports the terminal summary lists (default 0)",
+                  type=_INT, default=None)
     group.addoption("--export-cache", dest="export_cache", default=None, choices=CACHE_MODES,
                     help="reuse the results of an earlier run whose captured program, model state, inputs, eager "
                     "answer, options, torch and pytest-export are proven the same: on (default), read, write or "
                     "off; kept under pytest's cache dir, so --cache-clear empties it (ini export_cache)")
     parser.addini("export_cache", "the result cache: on, read, write or off (default on)", default="on")
-    parser.addini("export_modes", "export modes to run, comma-separated", default="")
-    parser.addini("export_checks", "checks to run, comma-separated", default="")
-    parser.addini("export_examples", "hypothesis-drawn input shapes per case and mode", default="")
-    parser.addini("export_timeout", "per-case time limit in seconds", default="")
+    parser.addini("export_modes", "export modes to run (one per line, or comma-separated)", type="linelist",
+                  default=[])
+    parser.addini("export_checks", "checks to run (one per line, or comma-separated)", type="linelist", default=[])
+    parser.addini("export_examples", "hypothesis-drawn input shapes per case and mode", type=_INT, default=None)
+    parser.addini("export_timeout", "per-case time limit in seconds", type=_FLOAT, default=None)
     parser.addini("export_findings", "findings are a 'warning' or an 'error'", default="")
 
 
@@ -204,8 +214,13 @@ def _input_budget(config: pytest.Config) -> int | None:
 def _raw(config: pytest.Config, name: str) -> str:
     value = config.getoption(name)
     if value is None:
-        value = config.getini(name)
-    return str(value or "").strip()
+        try:
+            value = config.getini(name)
+        except (TypeError, ValueError, pytest.UsageError) as exc:  # a typed ini value pytest could not convert
+            raise pytest.UsageError(f"ini {name}: {exc}") from None
+    if isinstance(value, list):  # a linelist: one per line, and each line may still hold a comma list
+        value = ",".join(value)
+    return "" if value is None else str(value).strip()
 
 
 def _names(config: pytest.Config, name: str, known: tuple[str, ...], what: str) -> tuple[str, ...] | None:

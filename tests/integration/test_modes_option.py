@@ -224,3 +224,16 @@ def test_marker_examples_beat_the_hypothesis_profile(project, records, profile, 
     # distinct shapes only are counted, so a run may count fewer than it drew
     assert own[0] <= tried["test_own_count[non_strict]"] <= own[1], tried
     assert profile_count[0] <= tried["test_profile_count[non_strict]"] <= profile_count[1], tried
+
+
+def test_ini_options_use_pytests_typed_kinds(spy):
+    # linelist: one per line, a line may still hold a comma list; int/float: pytest converts
+    spy.makeini("[pytest]\nexport_modes =\n    strict\n    non_strict\nexport_checks = numerics, accept\n"
+                "export_examples = 3\nexport_timeout = 20.5\n")
+    result = spy.runpytest("--collect-only")
+    result.stdout.fnmatch_lines(
+        ["export: modes strict, non_strict; checks numerics, accept; examples 3; timeout 20.5s; findings warning"])
+    spy.makeini("[pytest]\nexport_examples = three\n")
+    result = spy.runpytest("--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "ini export_examples: invalid literal for int() with base 10: 'three'" in result.stderr.str()
