@@ -99,6 +99,10 @@ def pytest_configure(config: pytest.Config) -> None:
         share_threads(config.workerinput["workercount"])  # type: ignore[attr-defined]
         return
     config.pluginmanager.register(Controller(config), "export-controller")
+    if getattr(config.option, "xmlpath", None):
+        from pytest_export.junit import SuiteProperties
+
+        config.pluginmanager.register(SuiteProperties(config), "export-junit")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistController(config, config.stash[OPTIONS].known_columns()), "export-xdist")
         from pytest_export.scheduling import CaseScheduler

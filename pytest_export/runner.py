@@ -24,7 +24,7 @@ from pytest_export.options import RunOptions
 from pytest_export.records import Expectation, Record, item_case_id
 from pytest_export.sanitize import clean_text, clean_tree, shown_text
 from pytest_export.session_state import ITEM_RECORDS
-from pytest_export.settle import junit_properties
+from pytest_export.junit import junit_properties, per_testcase
 from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
@@ -212,7 +212,8 @@ def settle_outcome(item: pytest.Item, case: Case | None, outcome: Outcome) -> Ou
 def add_record(item: pytest.Item, record: Record) -> None:
     """Keep a record for the item's report and set the junit properties from it."""
     item.stash.setdefault(ITEM_RECORDS, []).append(record)
-    item.user_properties.extend(junit_properties(record))
+    if per_testcase(item.config):  # xunit2 allows no testcase properties: pytest_export.junit
+        item.user_properties.extend(junit_properties(record))
 
 
 def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, options: RunOptions) -> None:

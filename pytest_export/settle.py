@@ -11,21 +11,11 @@ from typing import Any
 import pytest
 
 from exportcore.outcome import Failure
-from pytest_export.records import Expectation, Record, failure_of
+from pytest_export.junit import junit_properties
+from pytest_export.records import Expectation, Record
 from pytest_export.sanitize import clean_text
 
-__all__ = ["junit_properties", "settle_verdict"]
-
-
-def junit_properties(record: Record) -> list[tuple[str, str]]:
-    """Return the junit properties (export_mode, export_status, export_stage, export_category) of a record."""
-    failure = failure_of(record)
-    return [
-        ("export_mode", record.mode),
-        ("export_status", record.verdict),
-        ("export_stage", failure.stage if failure else ""),
-        ("export_category", failure.category if failure else ""),
-    ]
+__all__ = ["settle_verdict"]
 
 
 def settle_verdict(item: pytest.Item, record: Record, report: pytest.TestReport, excinfo: Any) -> None:
