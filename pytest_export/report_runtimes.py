@@ -78,16 +78,22 @@ def runtimes_html(tables: dict[str, dict[str, Any]]) -> str:
 
 
 def runtimes_markdown(tables: dict[str, dict[str, Any]]) -> list[str]:
-    """Return Markdown lines: one shapes × runtimes table per case (none when there is none)."""
+    """Return Markdown lines: one shapes × runtimes table per case (none when there is none).
+
+    A broken cell (an in-range shape rejected or computed wrong, an out-of-range shape accepted)
+    is marked, as the HTML colours it, and the legend says what an empty cell means.
+    """
     if not tables:
         return []
-    lines = ["", "### Shapes × runtimes", ""]
-    for case, table in tables.items():
-        cols = table["columns"]
+    lines = ["", "### Shapes × runtimes", "",
+             "❌ marks a broken cell: an in-range shape rejected, errored or computed wrong, or an out-of-range "
+             "shape accepted. – : not tried in that runtime (its check stopped earlier, or the shape could not "
+             "be built there).", ""]
+    for case, cols, rows in runtimes_section(tables):
         lines += [f"**{case.replace('|', '/')}**", "", "| shapes | kind | " + " | ".join(cols) + " |",
                   "|---|---|" + "---|" * len(cols)]
-        for row in table["rows"]:
-            cells = " | ".join(row.get(c, "–") for c in cols)
-            lines.append(f"| `{row['shapes']}` | {row['kind']} | {cells} |")
+        for shapes, kind, cells in rows:
+            shown = " | ".join(f"❌ **{text}**" if bad else text for text, bad in cells)
+            lines.append(f"| `{shapes}` | {kind} | {shown} |")
         lines.append("")
     return lines

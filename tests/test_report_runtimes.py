@@ -41,4 +41,7 @@ def test_html_and_markdown_show_the_table_and_mark_an_accepted_out_of_range_shap
     assert "Shapes × runtimes" in html and '<td class="v-failed">accepted</td>' in html
     assert runtimes_html({}) == ""
     report = {"records": [record("onnx", ONNX)], "summary": {}, "runtimes": tables}
-    assert "| `args[0]=[67, 4]` | out of range (above_max:b) | rejected | accepted |" in render_markdown(report)
+    md = render_markdown(report)
+    assert "| `args[0]=[67, 4]` | out of range (above_max:b) | rejected | ❌ **accepted** |" in md
+    assert "| `args[0]=[4, 4]` | example | accepted | accepted |" in md  # right cells stay plain
+    assert "❌ marks a broken cell" in md and "– : not tried" in md
