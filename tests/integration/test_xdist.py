@@ -42,6 +42,10 @@ def _comparable(data: dict[str, Any]) -> tuple[list[dict[str, Any]], list[list[s
             # torch numbers unbacked symbols per process (u0, u1, ...): which one a message names
             # depends on what that process exported before, not on the case
             outcome = json.loads(re.sub(r"\bu\d+\b", "u#", json.dumps(r["outcome"])))
+            if outcome.get("failure"):
+                # torch's own frames in a traceback depend on what the process ran before (dynamo's
+                # wrappers appear once it has been initialised), not on the case
+                outcome["failure"] = dict(outcome["failure"], traceback=None)
             r["outcome"] = dict(outcome, timings=None)
         records.append(r)
     return records, data["selected"]
