@@ -1,0 +1,98 @@
+"""Forgive a float leaf that differs from eager only by rounding, judged against a float64 run."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from exportcore.compare.tensors import dense
+from exportcore.compare.tolerances import Mismatch, default_tolerances
+from exportcore.compare.tree import compare, compare_trees, is_tensor, leaves_with_paths
+
+__all__ = ["ROUNDING_FACTOR", "Rounding", "compare_with_reference"]
+
+
+#: A program may be this many times further from the float64 reference than eager float32 is, and no
+#: element this many times its tolerance away from it.
+ROUNDING_FACTOR = 4.0
+
+
+@dataclass
+class Rounding:
+    """A float leaf forgiven by the norm-wise rule: the program is less precise than eager, within tolerance."""
+
+    path: str
+    program_error: float  # the program's largest distance to the float64 reference
+    eager_error: float  # eager float32's largest distance to it
+    relative_rms: float  # the program's RMS distance to the reference / the reference's RMS
+    beyond: int  # elements beyond the plain tolerances of eager
+
+
+def compare_with_reference(
+    expected: Any, actual: Any, reference: Any, *, rtol: float | None = None, atol: float | None = None,
+    path: str = "output", forgiven: list[Rounding] | None = None,
+) -> Mismatch | None:
+    """Return the first real difference, forgiving float leaves that differ only by rounding.
+
+    ``reference`` is the same computation in float64. A floating tensor that fails the plain
+    tolerances still passes when, element by element, the program's distance to the float64
+    reference is at most ``ROUNDING_FACTOR`` times eager float32's own largest distance to it
+    plus ``atol``: then the program is as exact as eager, only rounded differently (another
+    reduction order, a decomposition). Where eager is much closer to the reference than float32
+    needs to be (its kernel accumulates in double, as CPU batch norm does), that rule would blame
+    rounding: the leaf also passes when the program is within the tolerances of the reference
+    norm-wise (RMS error <= rtol * RMS(reference) + atol) and no element is more than
+    ``ROUNDING_FACTOR`` times its tolerance from it; such leaves are appended to ``forgiven``.
+    The reference is trusted only where eager float32 agrees with it within the plain tolerances
+    (a model drawing random numbers or reading a global would not); otherwise, and for every
+    non-float leaf, the plain comparison stands.
+    """
+    found = compare(expected, actual, rtol=rtol, atol=atol, path=path)
+    if found is None or found.kind != "value":
+        return found
+    exp_leaves = leaves_with_paths(expected, path)
+    act_leaves = leaves_with_paths(actual, path)
+    ref_leaves = dict(leaves_with_paths(reference, path))
+    if [p for p, _ in exp_leaves] != [p for p, _ in act_leaves]:
+        return found
+    for (leaf_path, e), (_, a) in zip(exp_leaves, act_leaves):
+        mismatch = compare_trees(e, a, rtol, atol, leaf_path)
+        if mismatch is None:
+            continue
+        r = ref_leaves.get(leaf_path)
+        if mismatch.kind != "value" or not is_tensor(e) or not is_tensor(r):
+            return mismatch
+        judged = _rounding_only(e, a, r, rtol, atol, leaf_path)
+        if judged is False:
+            return mismatch
+        if isinstance(judged, Rounding) and forgiven is not None:
+            judged.beyond = round((mismatch.fraction or 0.0) * e.numel())
+            forgiven.append(judged)
+    return None
+
+
+def _rounding_only(e: Any, a: Any, r: Any, rtol: float | None, atol: float | None, path: str) -> bool | Rounding:
+    """True: as exact as eager; a Rounding: less exact than eager, within the tolerances norm-wise; else False."""
+    import torch
+
+    if not e.is_floating_point() or r.shape != e.shape or not (r.is_floating_point() or r.is_complex()):
+        return False
+    if compare_trees(e, r.to(e.dtype), None, None, "reference") is not None:
+        return False  # the float64 run is not the same computation: no basis to forgive anything
+    e64, a64, r64 = (dense(t).to(torch.float64) for t in (e, a, r))
+    finite = torch.isfinite(r64) & torch.isfinite(e64) & torch.isfinite(a64)
+    zero = torch.zeros((), dtype=torch.float64)
+    eager_err = float(torch.where(finite, (e64 - r64).abs(), zero).max())
+    program_err = torch.where(finite, (a64 - r64).abs(), zero)
+    d_rtol, d_atol = default_tolerances(e.dtype)
+    rtol, atol = (d_rtol if rtol is None else rtol), (d_atol if atol is None else atol)
+    if bool((program_err <= ROUNDING_FACTOR * eager_err + atol).all()):
+        return True
+    magnitude = torch.where(finite, r64.abs(), zero)
+    tol = atol + rtol * magnitude
+    worst = torch.where(tol > 0, program_err / torch.where(tol > 0, tol, 1.0), torch.where(program_err > 0, math.inf, 0.0))
+    rms_err, rms_ref = float(program_err.pow(2).mean().sqrt()), float(magnitude.pow(2).mean().sqrt())
+    if float(worst.max()) > ROUNDING_FACTOR or rms_err > rtol * rms_ref + atol:
+        return False
+    return Rounding(path, float(program_err.max()), eager_err, rms_err / rms_ref if rms_ref else math.inf, 0)

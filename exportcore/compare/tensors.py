@@ -1,0 +1,128 @@
+"""Compare two tensor leaves: shape, dtype, device, then values (exact, non-finite, within tolerance)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from exportcore.compare.tolerances import Mismatch, default_tolerances
+
+__all__ = ["compare_tensors", "dense"]
+
+
+def compare_tensors(expected: Any, actual: Any, rtol: float | None, atol: float | None, path: str) -> Mismatch | None:
+    import torch
+
+    if expected.shape != actual.shape:
+        return Mismatch(path, "shape", f"{path}: expected shape {list(expected.shape)}, got {list(actual.shape)}")
+    if expected.dtype != actual.dtype:
+        return Mismatch(path, "dtype", f"{path}: expected dtype {expected.dtype}, got {actual.dtype}")
+    if expected.device.type != actual.device.type:
+        return Mismatch(path, "device", f"{path}: expected device {expected.device}, got {actual.device}")
+    exp, act = dense(expected), dense(actual)
+    if exp.numel() == 0 or torch.equal(exp, act):
+        return None  # the common case: identical outputs need no float64 copies
+    if exp.dtype == torch.bool or not (exp.is_floating_point() or exp.is_complex()):
+        return _compare_exact(exp, act, path)
+    d_rtol, d_atol = default_tolerances(exp.dtype)
+    rtol = d_rtol if rtol is None else rtol
+    atol = d_atol if atol is None else atol
+    wide = torch.complex128 if exp.is_complex() else torch.float64
+    e, a = exp.to(wide), act.to(wide)
+    found = _compare_nonfinite(e, a, path)
+    if found is not None:
+        return found
+    finite = torch.isfinite(e) & torch.isfinite(a)
+    zero = torch.zeros((), dtype=torch.float64, device=e.device)
+    diff = torch.where(finite, (e - a).abs(), zero)
+    tol = atol + rtol * e.abs()
+    bad = diff > tol
+    count = int(bad.sum())
+    if count == 0:
+        return None
+    mag = e.abs()
+    rel = torch.where(mag > 0, diff / torch.where(mag > 0, mag, 1.0), torch.where(diff > 0, math.inf, 0.0))
+    worst = torch.where(bad, diff, torch.full_like(diff, -1.0))
+    index = _unravel(int(worst.flatten().argmax()), exp.shape)
+    # Relative error only where the tolerance is exceeded: an exact-zero eager value next to
+    # 1e-9 noise would otherwise make every report say "max rel error inf".
+    max_abs, max_rel = float(diff.max()), float(rel[bad].max())
+    total = exp.numel()
+    return Mismatch(
+        path, "value",
+        f"{path}: {count} / {total} elements ({100.0 * count / total:.2f}%) differ beyond"
+        f" atol={atol:g}, rtol={rtol:g} ({exp.dtype}); max abs error {max_abs:.3g}, max rel error"
+        f" {max_rel:.3g}; worst at index {index}: expected {_item(exp, index)}, got {_item(act, index)}",
+        max_abs=max_abs, max_rel=max_rel, fraction=count / total, worst_index=index,
+    )
+
+
+def _compare_exact(exp: Any, act: Any, path: str) -> Mismatch | None:
+    import torch
+
+    bad = exp != act
+    count = int(bad.sum())
+    if count == 0:
+        return None
+    if exp.dtype == torch.bool:
+        diff = bad.to(torch.float64)
+    else:
+        # float64 avoids int overflow of the difference (exact for |values| < 2**53).
+        diff = (exp.to(torch.float64) - act.to(torch.float64)).abs()
+    index = _unravel(int(diff.flatten().argmax()), exp.shape)
+    total = exp.numel()
+    max_abs = float(diff.max())
+    return Mismatch(
+        path, "value",
+        f"{path}: {count} / {total} elements ({100.0 * count / total:.2f}%) differ ({exp.dtype}, compared"
+        f" exactly); max abs error {max_abs:.6g}; worst at index {index}: expected {_item(exp, index)},"
+        f" got {_item(act, index)}",
+        max_abs=max_abs, fraction=count / total, worst_index=index,
+    )
+
+
+def _compare_nonfinite(e: Any, a: Any, path: str) -> Mismatch | None:
+    import torch
+
+    parts = [(e.real, a.real), (e.imag, a.imag)] if e.is_complex() else [(e, a)]
+    bad = torch.zeros(e.shape, dtype=torch.bool, device=e.device)
+    for x, y in parts:
+        bad |= torch.isnan(x) != torch.isnan(y)
+        bad |= torch.isposinf(x) != torch.isposinf(y)
+        bad |= torch.isneginf(x) != torch.isneginf(y)
+    count = int(bad.sum())
+    if count == 0:
+        return None
+    index = _unravel(int(bad.flatten().to(torch.uint8).argmax()), e.shape)
+    total = e.numel()
+    return Mismatch(
+        path, "nonfinite",
+        f"{path}: NaN/inf positions differ at {count} / {total} elements ({100.0 * count / total:.2f}%);"
+        f" first at index {index}: expected {_item(e, index)}, got {_item(a, index)}",
+        max_abs=math.inf, fraction=count / total, worst_index=index,
+    )
+
+
+def dense(t: Any) -> Any:
+    if t.layout != _strided():
+        t = t.to_dense()
+    return t.detach()
+
+
+def _strided() -> Any:
+    import torch
+
+    return torch.strided
+
+
+def _unravel(flat: int, shape: Any) -> list[int]:
+    index = []
+    for size in reversed(list(shape)):
+        index.append(flat % size)
+        flat //= size
+    return index[::-1]
+
+
+def _item(t: Any, index: list[int]) -> Any:
+    value = t[tuple(index)].item() if index else t.item()
+    return f"{value:.8g}" if isinstance(value, float) else value
