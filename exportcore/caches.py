@@ -18,11 +18,7 @@ import re
 import tempfile
 from typing import MutableMapping
 
-__all__ = ["CACHE_VARIABLES", "default_inductor_cache_dir", "use_worker_cache_dirs"]
-
-#: Environment variables naming compile cache directories, per worker after use_worker_cache_dirs().
-CACHE_VARIABLES = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
-
+__all__ = ["default_inductor_cache_dir", "use_worker_cache_dirs"]
 
 def default_inductor_cache_dir() -> str:
     """Return the directory inductor uses when TORCHINDUCTOR_CACHE_DIR is unset (as torch computes it)."""

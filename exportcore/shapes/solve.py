@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import sympy
 
-__all__ = ["symbol", "coefficients", "evaluate", "solve_root", "root_bounds", "parse_range"]
+__all__ = ["symbol", "coefficients", "evaluate", "solve_root", "root_bounds"]
 
 
 @lru_cache(maxsize=None)
@@ -54,31 +54,3 @@ def root_bounds(expr: sympy.Expr, root: str, lo: int | None, hi: int | None) -> 
     rlo = None if lo is None else math.ceil(sympy.Rational(lo - b, a))
     rhi = None if hi is None else math.floor(sympy.Rational(hi - b, a))
     return rlo, rhi
-
-
-def parse_range(value: object) -> tuple[int, int | None]:
-    """Parse ``(lo, hi)`` or torch's ``"VR[2, int_oo]"`` / ``"[2, 64]"`` into ints (None: unbounded)."""
-    if isinstance(value, (tuple, list)) and len(value) == 2:
-        lo, hi = value
-    elif isinstance(value, str):
-        text = value.strip()
-        text = text[2:] if text.startswith("VR") else text
-        parts = text.strip("[]").split(",")
-        if len(parts) != 2:
-            raise ValueError(f"range {value!r} is not of the form '[lo, hi]'")
-        lo, hi = (p.strip() for p in parts)
-    else:
-        lo, hi = getattr(value, "lower", None), getattr(value, "upper", None)
-        if lo is None:
-            raise ValueError(f"range {value!r} is not a (lo, hi) pair or a '[lo, hi]' string")
-
-    def bound(v: object, default: int | None) -> int | None:
-        text = str(v)
-        if text in ("int_oo", "oo", "inf", "None"):
-            return default
-        if text in ("-int_oo", "-oo", "-inf"):
-            return default
-        return int(text)
-
-    low = bound(lo, 0)
-    return (0 if low is None else low), bound(hi, None)

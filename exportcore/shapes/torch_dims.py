@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["collection_types", "is_dim", "is_hint", "hint_parts", "dynamic_spec_types", "torch_version"]
+__all__ = ["collection_types", "is_dim", "is_hint", "hint_parts", "torch_version"]
 
 
 def collection_types(tds: Any) -> tuple[type, ...]:
@@ -40,14 +40,6 @@ def hint_parts(d: Any) -> tuple[str, int | None, int | None]:
     kind = getattr(d, "type", d)  # the dataclass form wraps the enum member in .type
     return kind.name.lower(), getattr(d, "min", None), getattr(d, "max", None)
 
-
-def dynamic_spec_types() -> tuple[type, ...]:
-    """Return (ShapesSpec, ParamsSpec) when this torch has them, else ()."""
-    try:
-        from torch.fx.experimental.dynamic_spec import ParamsSpec, ShapesSpec
-    except ImportError:
-        return ()
-    return (ShapesSpec, ParamsSpec)
 
 
 def torch_version() -> str:

@@ -17,12 +17,10 @@ from exportcore.devices import DEVICES
 if TYPE_CHECKING:
     from exportcore.targets.base import Target
 
-__all__ = ["TARGETS", "DEVICES", "EXTRAS", "column_label", "get_target", "parse_label", "unavailable"]
+__all__ = ["TARGETS", "DEVICES", "column_label", "get_target", "parse_label", "unavailable"]
 
 #: Built-in targets, in report column order.
 TARGETS = ("aoti", "onnx", "executorch")
-#: The pip extra that installs what each target needs.
-EXTRAS = {"aoti": "", "onnx": "pytest-export[onnx]", "executorch": "pytest-export[executorch]"}
 
 _MISSING: dict[str, str | None] = {}
 

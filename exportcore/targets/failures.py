@@ -13,12 +13,7 @@ import re
 
 from exportcore.outcome import Failure
 
-__all__ = ["TARGET_CATEGORIES", "target_failure", "unsupported_operator"]
-
-TARGET_CATEGORIES = (
-    "target.operator", "target.dynamic-shape", "target.dtype", "target.toolchain",
-    "target.unavailable", "target.internal",
-)
+__all__ = ["target_failure", "unsupported_operator"]
 
 _OP_PATTERNS = (
     re.compile(r"No ONNX function found for <OpOverload\(op='([\w.:]+)', overload='(\w+)'"),
