@@ -70,7 +70,8 @@ def check(
     from exportcore.deadline import CaseTimeout, deadline
     from exportcore.explain import DEPTHS
     from exportcore.input_budget import budget_notes, default_budget, parse_bytes
-    from exportcore.outcome import Failure, Outcome
+    from exportcore import failures
+    from exportcore.outcome import Outcome
     from exportcore.pipeline import walk
     from exportcore.shapes import examples_for
 
@@ -111,7 +112,7 @@ def check(
     reason = device_unavailable(device)
     if reason is not None:
         outcome.status = "skipped"
-        outcome.failure = Failure(stage="input", category="device", exc_type="DeviceUnavailable", message=reason)
+        outcome.failure = failures.device_unavailable(reason)
         return outcome
     home = model_device(model) if device != "cpu" else None
     if device != "cpu":
@@ -147,11 +148,7 @@ def check(
             outcome.failure.message = f"the model called sys.exit({exc.code!r}) in stage {stage!r}"
         except CaseTimeout as exc:
             outcome.status = "timeout"
-            outcome.failure = Failure(
-                stage=run.clock.current, category="timeout", exc_type="CaseTimeout", message=str(exc),
-                hint=f"the case hung or is too slow in stage {run.clock.current!r}; raise the limit "
-                "(--export-timeout) or make the model smaller",
-            )
+            outcome.failure = failures.case_timeout(run.clock.current, str(exc))
         finally:
             _name_ranges(run)
             run.ep = run.reference = None  # the programs and eager's outputs are not kept past the verdict
@@ -165,22 +162,10 @@ def check(
     move_model(model, home)  # the user's model goes back where it was
     outcome.timings = run.clock.timings
     if outcome.status == "passed" and any(f.severity == "error" for f in outcome.findings):
-        first = next(f for f in outcome.findings if f.severity == "error")
         outcome.status = "failed"
-        stage, category = _FINDING_STAGES.get(first.kind, ("guards", "guards"))
-        outcome.failure = Failure(
-            stage=stage, category=category,
-            exc_type="Finding", message=first.message, hint="findings are errors in this run (--export-findings=error)",
-        )
+        outcome.failure = failures.finding_error(next(f for f in outcome.findings if f.severity == "error"))
     return outcome
 
-
-#: Where a finding made an error (--export-findings=error) fails; the rest fail at guards.
-_FINDING_STAGES = {
-    "state_missing": ("state", "torch.mutation"),
-    "state_differs": ("state", "torch.mutation"),
-    "no_shape_checked": ("input", "input"),  # the case's inputs or range, not the program
-}
 
 
 def check_case(case: Case, mode: str = "non_strict", **options: Any) -> Outcome:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from exportcore.compare import ROUNDING_FACTOR, Mismatch, Rounding, compare, compare_with_reference
 from exportcore.execute import RunResult, clone_tree, run_inference, run_training
+from exportcore.failures import alias_lost
 from exportcore.outcome import Failure
 from exportcore.sides import prepare, traced_path
 
@@ -125,16 +126,7 @@ def _lost_tie(path: str, expected: RunResult, actual: RunResult) -> str:
 
 
 def _alias_failure(label: str, mismatch: Mismatch, lost: str) -> Failure:
-    message = f"{PROGRAM_NAMES.get(label, label)} program lost a weight tie: {lost}; {mismatch.message}"
-    return Failure(
-        stage="training",
-        category="serialization" if label == "reloaded" else "numerics",
-        exc_type="AliasLost",
-        message=message[:400],
-        detail=message,
-        hint="tied weights must stay one storage: re-tie them after loading (module.b.weight = module.a.weight)"
-        " or report it to PyTorch; gradients of the two copies differ from eager's shared gradient",
-    )
+    return alias_lost(label, f"{PROGRAM_NAMES.get(label, label)} program lost a weight tie: {lost}; {mismatch.message}")
 
 
 def mismatch_failure(label: str, mismatch: Mismatch, stage: str = "numerics") -> Failure:

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from exportcore.checks.numerics import PROGRAMS
-from exportcore.checks.output_meta import contradiction, metadata_failure
+from exportcore.checks.output_meta import contradiction
 from exportcore.classify import classify
+from exportcore.failures import drawn_shape_failure, input_factory_error, output_metadata_mismatch
 from exportcore.guards import is_guard_error, ranges_text, symbol_names
 from exportcore.links import nearest_case
 from exportcore.outcome import Failure
@@ -66,7 +67,7 @@ def run(ctx: Run) -> None:
                 return Probe("fail", f"{label} program raised {failure.exc_type}: {failure.message}", stage="run")
             wrong = contradiction(program, args, kwargs, actual.outputs)  # a fake kernel right at the example only
             if wrong is not None:
-                found = metadata_failure(PROGRAM_NAMES.get(label, label), wrong)
+                found = output_metadata_mismatch(PROGRAM_NAMES.get(label, label), wrong)
                 metadata[found.message] = found
                 return Probe("fail", found.message, stage="run")
             if "numerics" in ctx.checks:
@@ -98,22 +99,8 @@ def run(ctx: Run) -> None:
         if known is not None:
             known.message = f"{known.message} (minimal failing shapes: {shapes})"
             ctx.fail(known)
-        ctx.fail(
-            Failure(
-                stage=stage,
-                category="guards" if stage == "guards" else ("numerics" if stage in ("numerics", "training") else "internal"),
-                exc_type="GuardRejected" if stage == "guards" else "NumericsMismatch" if stage != "run" else "RuntimeError",
-                message=f"{message} (minimal failing shapes: {shapes})",
-                detail=result.failure.message,
-                hint=(
-                    "declare the dimension with a range the model really supports, or remove the code that "
-                    "specializes it (see range_constraints)"
-                    if stage == "guards"
-                    else "reproduce with the counterexample shapes; the exported program diverges from eager there"
-                ),
-                exportdb_case=nearest_case("GuardRejected", message, "guards", "guards") if stage == "guards" else None,
-            )
-        )
+        case = nearest_case("GuardRejected", message, "guards", "guards") if stage == "guards" else None
+        ctx.fail(drawn_shape_failure(stage, message, result.failure.message, shapes, case))
 
 
 def _blame_user_inputs(ctx: Run, args: tuple, kwargs: dict, error: BaseException) -> str:
@@ -165,14 +152,4 @@ def _factory_failed(ctx: Run, result: ExploreResult) -> None:
     """The user's ``inputs=`` factory raised or built other shapes than drawn: the case's input is broken."""
     ctx.outcome.counterexample = result.counterexample
     strategy = result.failure.message.startswith("inputs strategy")
-    ctx.fail(
-        Failure(
-            stage="input", category="input", exc_type="InputFactoryError", message=result.failure.message,
-            hint="build inputs the model accepts, like the examples: their dtypes, value ranges (token ids below "
-            "the vocabulary size) and keywords" if "eager rejects" in result.failure.message else
-            "an inputs= strategy must draw (args, kwargs) inside the declared dynamic_shapes" if strategy else
-            "inputs=(shapes, rng) -> (args, kwargs) must return tensors of exactly the shapes it is given, "
-            "keyed like the example inputs",
-        ),
-        status="error",
-    )
+    ctx.fail(input_factory_error(result.failure.message, strategy=strategy), status="error")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from exportcore.checks.output_meta import contradiction, metadata_failure
+from exportcore.checks.output_meta import contradiction
+from exportcore.failures import output_metadata_mismatch
 from exportcore.classify import EXAMPLE_SHAPE_HINT, classify
 from exportcore.parity import PROGRAM_NAMES, compare_runs
 from exportcore.sides import prepare, run_side
@@ -35,7 +36,7 @@ def run(ctx: Run) -> None:
             # the metadata first: eager runs the same kernels, so a lying fake kernel passes the comparison
             wrong = contradiction(program, ctx.args, ctx.kwargs, actual.outputs)
             if wrong is not None:
-                ctx.fail(metadata_failure(PROGRAM_NAMES.get(label, label), wrong))
+                ctx.fail(output_metadata_mismatch(PROGRAM_NAMES.get(label, label), wrong))
             failure = compare_runs(
                 ctx, label, ctx.reference, actual, grads=label != "decomposed", inputs=(ctx.args, ctx.kwargs)
             )

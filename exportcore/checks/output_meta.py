@@ -13,14 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from exportcore.outcome import Failure
 
-__all__ = ["contradiction", "metadata_failure", "HINT"]
-
-HINT = ("The graph's output metadata (meta['val'], from the ops' fake/meta kernels) contradicts what the program"
-        " returns: fix the fake kernel (torch.library.register_fake / register_meta) of the op that makes this"
-        " output so it returns the real shape and dtype; AOTInductor and ExecuTorch plan buffers from it")
-
+__all__ = ["contradiction"]
 
 def contradiction(program: Any, args: tuple, kwargs: dict, outputs: Any) -> str | None:
     """Return how ``outputs`` (``program(*args, **kwargs)``) contradict its graph's output metadata, or None.
@@ -54,12 +48,6 @@ def contradiction(program: Any, args: tuple, kwargs: dict, outputs: Any) -> str 
             return f"{where}: the graph declares shape {shown}, the program returned {list(value.shape)}"
     return None
 
-
-def metadata_failure(program_name: str, what: str) -> Failure:
-    """Return the Failure for a program whose outputs contradict its graph's output metadata."""
-    message = f"{program_name} program: output metadata contradicts the output: {what}"
-    return Failure(stage="run", category="torch.operator", exc_type="OutputMetadataMismatch",
-                   message=message[:400], detail=message, hint=HINT, exportdb_case="custom_op_wrong_fake_shape")
 
 
 def _made_by(node: Any) -> str:

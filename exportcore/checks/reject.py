@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from exportcore.execute import clone_tree
 from exportcore.guards import is_guard_error, ranges_text, symbol_names
-from exportcore.outcome import Failure
+from exportcore.failures import guard_accepted
 from exportcore.shapes.shapes_spec import is_shapes_spec
 from exportcore.sides import call_quiet, prepare
 
@@ -44,14 +44,5 @@ def run(ctx: Run) -> None:
                     )
                 continue
             names = symbol_names(ctx.ep, ctx.spec, ctx.args, ctx.kwargs)
-            ctx.fail(
-                Failure(
-                    stage="guards",
-                    category="guards",
-                    exc_type="GuardAccepted",
-                    message=f"ep.module() computed on an out-of-spec input ({label}) instead of raising a guard error",
-                    detail=ranges_text(ctx.outcome.declared, ctx.ranges, names),
-                    hint="the exported range is wider than declared; check dynamic_shapes and range_constraints",
-                )
-            )
+            ctx.fail(guard_accepted(label, ranges_text(ctx.outcome.declared, ctx.ranges, names)))
     prepare(ctx)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from exportcore.compare import compare, default_tolerances
 from exportcore.execute import clone_tree
 from exportcore.guards import is_guard_error
-from exportcore.outcome import Failure
+from exportcore.failures import target_guard_rejected, target_numerics, target_unavailable
 from exportcore.sides import prepare, run_side
 from exportcore.stages import capture, eager
 from exportcore.targets import cache, get_target, unavailable
@@ -51,9 +51,7 @@ def run_target(run: Run) -> None:
     name = run.target
     reason = unavailable(name) or get_target(name).unsupported_device(run.device)
     if reason is not None:
-        run.fail(Failure(stage="lower", category="target.unavailable", exc_type="TargetUnavailable",
-                         message=reason, hint="install what the message names, or drop the target"),
-                 status="skipped")
+        run.fail(target_unavailable(reason), status="skipped")
     target = get_target(name)
     eager.run(run)
     reference = run.reference
@@ -186,16 +184,8 @@ def _examples(run: Run, target: Target, runner: Runner, outputs: Any, tol: tuple
     row[name] = "accepted" if mismatch is None else "wrong result"
     _add_row(run, row)
     if mismatch is not None and "numerics" in run.checks:
-        run.fail(_numerics_failure(name, mismatch, "the example inputs", tol))
+        run.fail(target_numerics(name, mismatch, "the example inputs", tol))
 
-
-def _numerics_failure(name: str, mismatch: Any, where: str, tol: tuple) -> Failure:
-    return Failure(
-        stage="numerics", category="numerics", exc_type="NumericsMismatch",
-        message=f"{name} output differs from eager on {where}: {mismatch.message.splitlines()[0]}"[:400],
-        detail=f"{mismatch.message}\ntolerances: rtol={tol[0]}, atol={tol[1]}",
-        hint=f"the {name} runtime computes something else here; if the difference is rounding, pass rtol/atol",
-    )
 
 
 def _explore(run: Run, target: Target, runner: Runner, tol: tuple | None) -> None:
@@ -254,12 +244,9 @@ def _explore(run: Run, target: Target, runner: Runner, tol: tuple | None) -> Non
     if stage == "run" and "exc" in last:
         failure = target_failure(last["exc"], "run", name)
     elif stage == "numerics" and "mismatch" in last:
-        failure = _numerics_failure(name, last["mismatch"], "a drawn in-range shape", tol)
+        failure = target_numerics(name, last["mismatch"], "a drawn in-range shape", tol)
     else:
-        failure = Failure(stage="guards", category="guards", exc_type="GuardRejected",
-                          message=result.failure.message.splitlines()[0],
-                          hint=f"{name} narrowed a dimension declared dynamic; compare the declared ranges "
-                               "with what the backend kept")
+        failure = target_guard_rejected(name, result.failure.message.splitlines()[0])
     failure.message = f"{failure.message} (minimal failing shapes: {shapes})"[:500]
     failure.detail = result.failure.message + ("\n" + failure.detail if failure.detail else "")
     run.fail(failure)
