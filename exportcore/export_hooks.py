@@ -4,6 +4,8 @@ Non-strict export registers a global buffer-registration hook whose closure hold
 and removes it only on success in torch 2.6: every failing case would keep its model alive
 (and every later ``register_buffer`` would call the stale hook). Detected by the registry
 attribute, not the version; on releases that clean up after themselves this removes nothing.
+Upstream: pytorch/pytorch#172213 (the hook left behind by a failed export), fixed by
+pytorch/pytorch#184956 (removal in a ``finally``).
 """
 
 from __future__ import annotations

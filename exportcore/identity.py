@@ -103,7 +103,8 @@ def _by_schema(target: Any, args: Any) -> Any:
     """Bind an operator's (args, kwargs) to its schema, defaults filled in.
 
     torch 2.6's deserializer passes ``bias`` to aten.linear by keyword where export wrote it
-    positionally: one call, two spellings.
+    positionally: one call, two spellings (fixed by pytorch/pytorch#144686, which keeps each
+    argument's positional/keyword kind; drop this when 2.6 is no longer supported).
     """
     schema = getattr(target, "_schema", None)
     if schema is None:

@@ -87,7 +87,9 @@ class GlobalState:
             torch.set_default_device(None if self.default_device == torch.device("cpu") else self.default_device)
             context = getattr(torch, "_GLOBAL_DEVICE_CONTEXT", None)
             if context is not None and getattr(context, "device_context", False) is None:
-                del context.device_context  # torch 2.6 leaves None behind, which get_default_device() trips on
+                # torch 2.6 leaves None behind, which get_default_device() trips on (it reads
+                # device_context.device unguarded; pytorch/pytorch#148621 rewrote that read)
+                del context.device_context
         if (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()) != self.anomaly:
             torch.set_anomaly_enabled(*self.anomaly)
         if torch.get_float32_matmul_precision() != self.matmul_precision:
@@ -159,7 +161,8 @@ def drop_leaked_export_hooks() -> int:
     leaves it in nn.Module's global table, in the user's code as well as ours. Every later
     strict capture of a buffer assignment (``self.n += 1``) then fails on it ("Attempted to
     call function marked as skipped"): a false failure of a correct model. Outside a running
-    export the hook is never wanted.
+    export the hook is never wanted. Upstream: pytorch/pytorch#172213; pytorch/pytorch#184956
+    moves the hook's removal into a ``finally``.
     """
     import torch.nn.modules.module as nn_module
 

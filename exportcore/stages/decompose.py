@@ -30,7 +30,8 @@ def run(ctx: Run) -> None:
         try:
             with warnings.catch_warnings():
                 # torch 2.10-2.12 warn from inside run_decompositions (deep-copying its own LeafSpec):
-                # nothing the user wrote, nothing they can change.
+                # nothing the user wrote, nothing they can change. (The FutureWarning came with
+                # pytorch/pytorch#160843; drop this when 2.12 is no longer supported.)
                 warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated")
                 decomposed = ctx.ep.run_decompositions()
             remember(ctx, "decomposed", decomposed.module())

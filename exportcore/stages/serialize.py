@@ -51,6 +51,7 @@ def _tolerant_logging() -> Iterator[None]:
     # torch 2.14's load logs a malformed record (a stray '%') when it falls back from
     # weights_only for a registered dataclass/namedtuple; under pytest's log capture a bad
     # record raises (logging.raiseExceptions) and would fail a round trip that works.
+    # (pytorch/pytorch#189679, fixed in 2.15: drop this part when 2.14 is no longer supported)
     previous = logging.raiseExceptions
     logging.raiseExceptions = False
     try:
