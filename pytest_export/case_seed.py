@@ -54,6 +54,6 @@ def _case_of(item: pytest.Item) -> str | None:
     mode = item_mode(item)
     if mode is None:
         return None
-    from pytest_export.records import item_case_id
+    from pytest_export.marker import item_case_id
 
     return item_case_id(item, mode)

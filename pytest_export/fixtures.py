@@ -1,4 +1,8 @@
-"""The ``export_check`` fixture: run one case in one mode from inside a test, get the Outcome back."""
+"""The ``export_check`` fixture: run one case in one mode from inside a test, get the Outcome back.
+
+And :func:`record_outcome`: record an outcome made inside a running test (``export_check``, the
+unittest mixin, a bare check()).
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,10 @@ import pytest
 from pytest_export.options import OPTIONS
 
 if TYPE_CHECKING:
+    from exportcore.case import Case
     from exportcore.outcome import Outcome
 
-__all__ = ["export_check"]
+__all__ = ["export_check", "record_outcome"]
 
 _OPTIONS = ("dynamic_shapes", "checks", "rtol", "atol", "examples", "inputs", "case_id", "target_options")
 
@@ -38,9 +43,9 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
         from exportcore.case import Case
         from exportcore.devices import DEVICES
         from exportcore.targets import TARGETS, column_label
-        from pytest_export.journaling import note_done, note_started
+        from pytest_export.reporting.journal import note_done, note_started
         from pytest_export.marker import ExportSpec
-        from pytest_export.records import Record
+        from pytest_export.results.records import Record
         from pytest_export.runner import add_record, engine_options, run_engine, settle_outcome
 
         unknown = sorted(set(extra) - set(_OPTIONS))
@@ -87,3 +92,22 @@ def _unique(case_id: str, mode: str, seen: dict[tuple[str, str], int]) -> str:
     n = seen.get((case_id, mode), 0) + 1
     seen[(case_id, mode)] = n
     return case_id if n == 1 else f"{case_id}#{n}"
+
+
+def record_outcome(item: pytest.Item, outcome: Outcome, *, case: Case | None = None, duration: float = 0.0,
+                   source: str = "fixture") -> Outcome:
+    """Settle ``outcome`` (plugins' hook, clean text, findings warned), record it for ``item``; return it.
+
+    The key is (outcome's case id or the test's node id, outcome's mode): what reports and the gate
+    see, the same as for a marker test.
+    """
+    from pytest_export.reporting.journal import note_done
+    from pytest_export.results.records import Record
+    from pytest_export.runner import add_record, settle_outcome
+
+    outcome = settle_outcome(item, case, outcome)
+    record = Record.make(item.nodeid, outcome.case_id or item.nodeid, outcome.mode, outcome.status, outcome,
+                         duration=duration, source=source)
+    add_record(item, record)
+    note_done(item, record)
+    return outcome

@@ -23,14 +23,14 @@ from exportcore.case import CHECKS
 from exportcore.devices import DEVICES
 from exportcore.modes import mode_names, target_mode_problem
 from exportcore.targets import TARGETS, column_label
-from pytest_export.expectation import Expectation
+from pytest_export.results.expectation import Expectation
 
 if TYPE_CHECKING:
     import pytest
 
 __all__ = [
-    "MARKER", "MARKER_HELP", "MODE_PARAM", "Expectation", "ExportSpec", "MarkerError", "item_mode", "item_spec",
-    "markers_of", "parse_marker", "parse_markers", "refused_item",
+    "MARKER", "MARKER_HELP", "MODE_PARAM", "Expectation", "ExportSpec", "MarkerError", "item_case_id", "item_mode",
+    "item_spec", "markers_of", "parse_marker", "parse_markers", "refused_item",
 ]
 
 MARKER = "exportable"
@@ -295,3 +295,19 @@ def item_mode(item: pytest.Item) -> str | None:
         return None
     mode = callspec.params.get(MODE_PARAM)
     return mode if isinstance(mode, str) else None
+
+
+def item_case_id(item: pytest.Item, mode: str) -> str:
+    """Return the case id of an exportable test item: its node id without the mode's parameter id."""
+    from pytest_export.results.records import split_mode  # the records load with the first exportable test
+
+    callspec = getattr(item, "callspec", None)
+    ids: list[str] | None = getattr(callspec, "_idlist", None)
+    if callspec is None or not ids or ids[-1] == mode:
+        return split_mode(item.nodeid, mode)
+    # Another plugin parametrized after the mode: drop the mode's own id, wherever it sits.
+    rest = list(ids)
+    if mode in rest:
+        del rest[len(rest) - 1 - rest[::-1].index(mode)]
+    base = item.nodeid[: -len(item.name)] + getattr(item, "originalname", item.name)
+    return f"{base}[{'-'.join(rest)}]" if rest else base

@@ -1,4 +1,5 @@
-# Over 300 lines: the pytest hooks of one plugin, in the order pytest calls them; the work itself is in runner, reporting and xdist_support.
+# Over 300 lines: the pytest hooks of one plugin, in the order pytest calls them; the work itself is in runner,
+# reporting/ and distributed/.
 """pytest-export's pytest glue: marker, mode parametrization, options, records, summary.
 
 Usage::
@@ -14,7 +15,7 @@ gives ``test_mlp[strict]`` (xfails while strict fails), ``test_mlp[non_strict]``
 ``-k strict`` is pytest's substring match and so also selects ``non_strict``; use
 ``--export-modes=strict`` or ``-k "strict and not non_strict"`` for strict alone.
 Fixture: ``export_check(model, args, kwargs=None, mode="non_strict", **options) -> Outcome``.
-Extension hooks: pytest_export.hookspecs. xdist transport: pytest_export.xdist_support.
+Extension hooks: pytest_export.hookspecs. xdist transport: pytest_export.distributed.xdist_workers.
 
 Each hook hands off at once to a module named for its role. Importing this module
 never imports torch: torch loads only when an exportable test runs. The engine, records,
@@ -36,19 +37,19 @@ from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module'
 from pytest_export.marker import MARKER_HELP, MODE_PARAM, item_mode, item_spec, refused_item
 from pytest_export.options import OPTIONS, add_options, resolve
 from pytest_export.parametrize import parametrize_modes
-from pytest_export.report_options import add_options as add_report_options
-from pytest_export.report_options import reporting_wanted
+from pytest_export.reporting.options import add_options as add_report_options
+from pytest_export.reporting.options import reporting_wanted
 from pytest_export.session_state import ITEM_RECORDS, RECORDS, SELECTED, distributed
-from pytest_export.threads import share_threads
-from pytest_export.xdist_support import XdistController, is_worker, publish_selected
+from pytest_export.distributed.threads import share_threads
+from pytest_export.distributed.xdist_workers import XdistController, is_worker, publish_selected
 
 if TYPE_CHECKING:
-    from pytest_export.records import Record
+    from pytest_export.results.records import Record
 
 __all__ = ["export_check"]
 
 #: Zoo models as items (--export-model) and shard selection (--export-shard); neither imports torch.
-pytest_plugins = ["pytest_export.zoo.plugin", "pytest_export.sharding"]
+pytest_plugins = ["pytest_export.zoo.plugin", "pytest_export.distributed.sharding"]
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -61,10 +62,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     """Supervise a session that writes reports; give an xdist worker its share of torch threads.
 
     Both before a conftest can import torch: the supervisor starts the session as its child
-    (pytest_export.supervise), and torch reads its thread count once.
+    (pytest_export.reporting.supervise), and torch reads its thread count once.
     """
     if getattr(early_config.known_args_namespace, "export_report", None) or early_config.getini("export_report"):
-        from pytest_export.supervise import maybe_supervise
+        from pytest_export.reporting.supervise import maybe_supervise
 
         maybe_supervise(early_config)  # returns in the process that runs the session
     count = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
@@ -93,27 +94,27 @@ def pytest_configure(config: pytest.Config) -> None:
 
         # Workers must not race on one compile cache (torch writes one for compiling modes).
         use_worker_cache_dirs(config.workerinput["workerid"])  # type: ignore[attr-defined]
-        from pytest_export.journaling import WorkerNotes
+        from pytest_export.reporting.journal import WorkerNotes
 
         config.pluginmanager.register(WorkerNotes(config), "export-worker-notes")
         share_threads(config.workerinput["workercount"])  # type: ignore[attr-defined]
         return
     config.pluginmanager.register(Controller(config), "export-controller")
     if getattr(config.option, "xmlpath", None):
-        from pytest_export.junit import SuiteProperties
+        from pytest_export.reporting.junit import SuiteProperties
 
         config.pluginmanager.register(SuiteProperties(config), "export-junit")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistController(config, config.stash[OPTIONS].known_columns()), "export-xdist")
-        from pytest_export.scheduling import CaseScheduler
+        from pytest_export.distributed.scheduling import CaseScheduler
 
         config.pluginmanager.register(CaseScheduler(config.stash[OPTIONS].known_columns()), "export-scheduling")
         if distributed(config):
-            from pytest_export.journaling import InflightDir
+            from pytest_export.reporting.journal import InflightDir
 
             config.pluginmanager.register(InflightDir(), "export-inflight")
     if reporting_wanted(config):
-        from pytest_export.reporting import ReportingPlugin
+        from pytest_export.reporting.plugin import ReportingPlugin
 
         config.pluginmanager.register(ReportingPlugin(config), "export-reporting")
 
@@ -255,7 +256,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     for item in session.items:
         mode = item_mode(item)
         if mode is not None:
-            from pytest_export.records import item_case_id
+            from pytest_export.marker import item_case_id
 
             keys.add((item_case_id(item, mode), mode))
     if is_worker(session.config):
@@ -277,8 +278,8 @@ class Controller:
         carried = getattr(report, "export_records", None)
         if not carried:
             return
-        from pytest_export.records import Record, record_key
-        from pytest_export.unique_keys import KeyOwners, fail_report
+        from pytest_export.results.records import Record, record_key
+        from pytest_export.results.unique_keys import KeyOwners, fail_report
 
         if self.owners is None:
             self.owners = KeyOwners()
@@ -298,7 +299,7 @@ class Controller:
         """Print the cases x modes matrix."""
         if self.config.get_verbosity() < -1 or not self.config.stash[RECORDS]:
             return
-        from pytest_export.summary import MAX_ROWS, summary_lines
+        from pytest_export.rendering.summary import MAX_ROWS, summary_lines
 
         full = self.config.get_verbosity() > 0
         options = self.config.stash[OPTIONS]
@@ -318,7 +319,8 @@ def _has_no_mode(item: pytest.Item) -> bool:
 
 def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], report: pytest.TestReport) -> Record:
     from exportcore.outcome import Failure, Outcome
-    from pytest_export.records import Record, item_case_id
+    from pytest_export.marker import item_case_id
+    from pytest_export.results.records import Record
     from pytest_export.runner import error_outcome
 
     case_id = item_case_id(item, mode)

@@ -16,15 +16,15 @@ import pytest
 
 from exportcore.case import Case
 from exportcore.outcome import Failure, Outcome, SchemaError
-from pytest_export import explain
+from pytest_export.rendering import failure_text as explain
 from pytest_export.cache_dir import keep_hypothesis_storage
 from pytest_export.finding_warnings import ExportFindingWarning, warning_for
-from pytest_export.marker import ExportSpec
+from pytest_export.marker import ExportSpec, item_case_id
 from pytest_export.options import RunOptions
-from pytest_export.records import Expectation, Record, item_case_id
-from pytest_export.sanitize import clean_text, clean_tree, shown_text
+from pytest_export.results.records import Expectation, Record
+from pytest_export.results.sanitize import clean_text, clean_tree, shown_text
 from pytest_export.session_state import ITEM_RECORDS
-from pytest_export.junit import junit_properties, per_testcase
+from pytest_export.reporting.junit import junit_properties, per_testcase
 from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
@@ -212,7 +212,7 @@ def settle_outcome(item: pytest.Item, case: Case | None, outcome: Outcome) -> Ou
 def add_record(item: pytest.Item, record: Record) -> None:
     """Keep a record for the item's report and set the junit properties from it."""
     item.stash.setdefault(ITEM_RECORDS, []).append(record)
-    if per_testcase(item.config):  # xunit2 allows no testcase properties: pytest_export.junit
+    if per_testcase(item.config):  # xunit2 allows no testcase properties: pytest_export.reporting.junit
         item.user_properties.extend(junit_properties(record))
 
 
@@ -245,13 +245,13 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
                          docs=explain.exportdb_docs(item.config.rootpath))
     if expect is None and verdict in ("failed", "error", "timeout", "crashed") and item.get_closest_marker("xfail") is None:
         # (pytest's own xfail marker, where the user put one, decides that test as pytest does)
-        from pytest_export.known_failures import known_failure
+        from pytest_export.reporting.known_failures import known_failure
 
         known = known_failure(item, case_id, mode)
         if known is not None:  # the baseline's gate decides; pytest sees an expected failure
             verdict, exc = "xfailed", pytest.xfail.Exception(f"{mode}: {known}")
     if expect is None:
-        from pytest_export.failure_once import refer_to_earlier
+        from pytest_export.settle import refer_to_earlier
 
         exc = refer_to_earlier(item, case_id, mode, exc, full=wants_traceback(item.config))
     add_record(item, Record.make(item.nodeid, case_id, mode, verdict, outcome, expect=expect,

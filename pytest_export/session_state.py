@@ -1,6 +1,6 @@
 """What a session gathers, kept on ``config.stash``, and whether it runs distributed.
 
-The plugin fills the stash keys (and xdist_support joins the workers' selections); reporting
+The plugin fills the stash keys (and distributed.xdist_workers joins the workers' selections); reporting
 reads them. Light on purpose: the plugin imports it in every session.
 """
 
@@ -14,7 +14,7 @@ __all__ = ["ITEM_RECORDS", "RECORDS", "SELECTED", "distributed"]
 RECORDS = pytest.StashKey[list]()
 #: Controller-side set of (case, mode) keys selected for this run (after -k / -m).
 SELECTED = pytest.StashKey[set]()
-#: Records produced while an item ran (pytest_export.records.Record); attached to its report in
+#: Records produced while an item ran (pytest_export.results.records.Record); attached to its report in
 #: pytest_runtest_makereport.
 ITEM_RECORDS = pytest.StashKey[list]()
 

@@ -2,6 +2,13 @@
 
 The engine decides a verdict before pytest has the last word: pytest's own ``xfail``
 marker, a warnings filter or another plugin can still change the test's outcome.
+
+One failure, shown once (:func:`refer_to_earlier`): a data-dependent branch fails the same way in non_strict
+and training (and often strict): the same message, hint, ExportDB rewrite and torch detail, dozens of lines
+each time. The first mode's report shows it in full; a later mode whose report would read the same (but for
+the mode in its first line) shows its headline and "same failure as [mode]". -vv and --tb=long show every mode
+in full (each with its own torch traceback). Per process: under xdist a case's modes run on one worker
+(pytest_export.distributed.scheduling), so they meet here too.
 """
 
 from __future__ import annotations
@@ -11,11 +18,11 @@ from typing import Any
 import pytest
 
 from exportcore.outcome import Failure
-from pytest_export.junit import junit_properties
-from pytest_export.records import Expectation, Record
-from pytest_export.sanitize import clean_text
+from pytest_export.reporting.junit import junit_properties
+from pytest_export.results.records import Expectation, Record
+from pytest_export.results.sanitize import clean_text
 
-__all__ = ["settle_verdict"]
+__all__ = ["refer_to_earlier", "settle_verdict"]
 
 
 def settle_verdict(item: pytest.Item, record: Record, report: pytest.TestReport, excinfo: Any) -> None:
@@ -59,3 +66,26 @@ def _replace(props: list[tuple[str, Any]], old: list[tuple[str, str]], new: list
     start = next((i for i in range(len(props) - len(old), -1, -1) if list(props[i:i + len(old)]) == old), None)
     if start is not None:
         props[start:start + len(old)] = new
+
+
+#: (case id, failure text without its first line) -> the mode whose report showed it in full.
+_SHOWN = pytest.StashKey[dict]()
+
+
+def refer_to_earlier(item: pytest.Item, case_id: str, mode: str, exc: BaseException | None,
+                     full: bool) -> BaseException | None:
+    """Return the exception the test raises: ``exc``, or a short one naming the mode that showed the same failure.
+
+    Only a failure report (runner.ExportCheckFailed: its text and its summary ``headline``) is shortened.
+    """
+    if full or exc is None or not hasattr(exc, "headline"):
+        return exc
+    head, _, body = exc.msg.partition("\n")
+    shown = item.config.stash.setdefault(_SHOWN, {})
+    first = shown.setdefault((case_id, body), mode)
+    if first == mode:
+        return exc
+    lines = body.splitlines()
+    kept = [head, *lines[:1], *[line for line in lines[1:2] if line.startswith("  at ")]]
+    kept.append(f"  same failure as [{first}]: its report above shows it in full (-vv shows every mode in full)")
+    return type(exc)("\n".join(kept), exc.headline)

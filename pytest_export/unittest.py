@@ -48,7 +48,7 @@ class ExportableMixin:
         outcomes = [self._check_one(model, args, kwargs, mode, options) for mode in self._modes(modes)]
         bad = [o for o in outcomes if o.status != "passed"]
         if bad:
-            from pytest_export.explain import failure_text
+            from pytest_export.rendering.failure_text import failure_text
 
             text = "\n\n".join(failure_text(o) for o in bad)
             raise self.failureException(f"{msg}\n{text}" if msg else text)  # type: ignore[attr-defined]
@@ -62,7 +62,7 @@ class ExportableMixin:
         item = self._pytest_export_item
         if item is None:
             return
-        from pytest_export.recording import record_outcome
+        from pytest_export.fixtures import record_outcome
 
         record_outcome(item, outcome)
 

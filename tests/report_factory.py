@@ -11,7 +11,7 @@ from exportcore.outcome import (
     Outcome,
     SourceLocation,
 )
-from pytest_export.records import Expectation, Record
+from pytest_export.results.records import Expectation, Record
 
 STATUS = {"passed": "passed", "xpassed": "passed", "xfailed": "failed", "failed": "failed",
           "error": "error", "timeout": "timeout", "crashed": "crashed", "skipped": "skipped"}

@@ -7,7 +7,7 @@ import pytest
 from exportcore.links import nearest_case
 from exportdb.registry import get
 from exportdb.snippets import rewrite_snippet
-from pytest_export.story import rewrite_lines
+from pytest_export.rendering.story import rewrite_lines
 
 _HEAD = "Constraints violated (n)! Not all values of n = L['x'].size()[0] in the specified range n <= 64 "
 

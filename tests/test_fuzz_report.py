@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from report_factory import sample_records
 
-from pytest_export.gate import Scope, compare, updated_baseline
-from pytest_export.report import ReportError, build_report, load_report, render, validate_report
+from pytest_export.results.gate import Scope, compare, updated_baseline
+from pytest_export.rendering.formats import render
+from pytest_export.results.report import ReportError, build_report, load_report, validate_report
 
 # derandomize: the same examples every run, so a failure here is never a flake.
 FUZZ = settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

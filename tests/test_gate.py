@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from report_factory import make_record
 
-from pytest_export.gate import Scope, compare, summary_lines, updated_baseline
-from pytest_export.report import build_report
+from pytest_export.results.gate import Scope, compare, summary_lines, updated_baseline
+from pytest_export.results.report import build_report
 
 A = "tests/test_a.py::test_mlp"
 B = "tests/test_b.py::test_conv"

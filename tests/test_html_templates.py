@@ -1,4 +1,5 @@
-"""The shared HTML templates (exportdb/html): loaded lazily, escape hostile text on every page that uses them."""
+"""The HTML templates (exportdb/html: page shell, stylesheet, docs; pytest_export/rendering: reports): loaded lazily,
+escape hostile text on every page that uses them."""
 
 from __future__ import annotations
 
@@ -14,9 +15,9 @@ from report_factory import make_record
 
 import exportdb.docs
 from exportdb import get
-from pytest_export.diff import diff_reports
-from pytest_export.diff_render import render_diff
-from pytest_export.report import build_report
+from pytest_export.results.diff import diff_reports
+from pytest_export.rendering.diff import render_diff
+from pytest_export.results.report import build_report
 
 EVIL = "<script>alert('x')</script>\" onmouseover=\"alert(1)\" &amp; 'q'"
 
@@ -48,19 +49,22 @@ def assert_shown_as_text(html: str) -> None:
 
 
 def test_importing_the_packages_loads_no_template_engine() -> None:
-    code = ("import sys, pytest_export, pytest_export.plugin, pytest_export.report_html, pytest_export.diff_render, "
+    code = ("import sys, pytest_export, pytest_export.plugin, pytest_export.rendering.html, pytest_export.rendering.diff, "
             "exportdb, exportdb.docs, exportdb.html; "
             "print(sorted(m for m in ('jinja2', 'markupsafe', 'torch') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 
-def test_one_stylesheet_and_the_templates_ship_inside_the_package() -> None:
-    package = resources.files("exportdb.html")
-    names = {p.name for p in package.joinpath("templates").iterdir()}
-    assert {"base.html.j2", "report.html.j2", "exportdb_index.html.j2", "exportdb_category.html.j2",
-            "diff.html.j2"} <= names
-    assert package.joinpath("style.css").is_file()
+def test_one_stylesheet_and_the_templates_ship_inside_the_packages() -> None:
+    catalog = resources.files("exportdb.html")
+    shared = {p.name for p in catalog.joinpath("templates").iterdir()}
+    assert {"base.html.j2", "exportdb_index.html.j2", "exportdb_category.html.j2"} <= shared
+    assert catalog.joinpath("style.css").is_file()
+    reports = {p.name for p in resources.files("pytest_export.rendering").joinpath("templates").iterdir()}
+    assert {"report.html.j2", "diff.html.j2"} <= reports
+    assert not {n for n in shared if n.startswith(("report", "diff"))}  # the catalog keeps no report template
+    assert not {n for n in reports if n.startswith(("base", "exportdb"))}  # one page shell, the catalog's
 
 
 def test_the_diff_page_shows_hostile_case_names_and_messages_as_text() -> None:

@@ -11,9 +11,10 @@ import pytest
 from report_factory import make_record, sample_records
 
 from pytest_export.__main__ import main
-from pytest_export.gate import Scope
-from pytest_export.merge import merge_reports
-from pytest_export.report import build_report, load_report, write_report
+from pytest_export.results.gate import Scope
+from pytest_export.results.merge import merge_reports
+from pytest_export.rendering.formats import write_report
+from pytest_export.results.report import build_report, load_report
 
 A = "tests/test_a.py::test_mlp"
 B = "tests/test_b.py::test_conv[4]"

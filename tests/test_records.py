@@ -1,4 +1,4 @@
-"""pytest_export.records: the one record type, its constructor and codec, and the helpers every reader shares."""
+"""pytest_export.results.records: the one record type, its constructor and codec, and the helpers every reader shares."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from report_factory import make_record
 
 from exportcore.codec import SchemaError
 from exportcore.outcome import Failure, Outcome, SourceLocation
-from pytest_export.records import Expectation, Record, failure_of, ordered_modes, record_key, worst
+from pytest_export.results.records import Expectation, Record, failure_of, ordered_modes, record_key, worst
 
 
 def _record(verdict: str, failure: Failure | None = None, mode: str = "strict") -> Record:
@@ -100,6 +100,7 @@ def test_make_leaves_every_text_encodable_and_narrows_builtin_subclasses():
 
 
 def test_reading_records_imports_neither_pytest_nor_torch():
-    code = ("import sys, pytest_export.records, pytest_export.report, pytest_export.gate, pytest_export.merge, "
-            "pytest_export.diff; bad = {'pytest', 'torch'} & set(sys.modules); assert not bad, bad")
+    code = ("import sys, pytest_export.results.records, pytest_export.results.report, pytest_export.results.gate, "
+            "pytest_export.results.merge, pytest_export.results.diff, pytest_export.results.journal; "
+            "bad = {'pytest', 'torch'} & set(sys.modules); assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -9,8 +9,8 @@ import pytest
 from report_factory import make_record, sample_records
 
 from exportcore.outcome import Finding
-from pytest_export.report import build_report
-from pytest_export.report_html import record_anchor, render_html
+from pytest_export.results.report import build_report
+from pytest_export.rendering.html import record_anchor, render_html
 
 VOID = {"meta", "br", "hr", "img", "input", "link", "rect", "source", "wbr"}
 
@@ -304,7 +304,7 @@ HOSTILE = "<script>alert('x')</script>\" onmouseover=\"alert(1)\" &amp; 'q'"
 
 def test_hostile_text_in_every_section_is_shown_as_text():
     from exportcore.outcome import Counterexample, DraftIssue, Explanation, SpecFix, SubmoduleFailure
-    from pytest_export.records import Expectation
+    from pytest_export.results.records import Expectation
 
     record = make_record(f"tests/t.py::test_x[{HOSTILE}]", f"strict{HOSTILE}", "failed", message=HOSTILE,
                          category=HOSTILE, stage=HOSTILE, expect=Expectation(HOSTILE, HOSTILE))

@@ -11,15 +11,8 @@ import pytest
 from report_factory import make_record, sample_records
 
 from exportcore.outcome import Outcome
-from pytest_export.report import (
-    ReportError,
-    atomic_write,
-    build_report,
-    load_report,
-    render,
-    report_format,
-    write_report,
-)
+from pytest_export.rendering.formats import render, report_format, write_report
+from pytest_export.results.report import ReportError, atomic_write, build_report, load_report
 
 
 def test_json_round_trip_keeps_every_record_and_outcome(tmp_path):
@@ -120,8 +113,9 @@ def test_failed_render_keeps_the_old_file(tmp_path):
 
 def test_report_modules_import_neither_torch_nor_pytest():
     code = (
-        "import sys; import pytest_export.report, pytest_export.report_html, pytest_export.report_md, "
-        "pytest_export.gate, pytest_export.merge, pytest_export.__main__; "
+        "import sys; import pytest_export.results.report, pytest_export.rendering.formats, "
+        "pytest_export.rendering.html, pytest_export.rendering.markdown, pytest_export.results.gate, "
+        "pytest_export.results.merge, pytest_export.__main__; "
         "print(sorted(m for m in ('torch', 'pytest', '_pytest') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -11,8 +11,8 @@ from report_factory import make_record, sample_records
 
 from exportcore.outcome import Failure
 
-from pytest_export.report import build_report
-from pytest_export.report_md import MAX_BYTES, MAX_FAILURES, MAX_ROWS, render_markdown
+from pytest_export.results.report import build_report
+from pytest_export.rendering.markdown import MAX_BYTES, MAX_FAILURES, MAX_ROWS, render_markdown
 
 
 def test_summary_matrix_and_failures():

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from exportcore.outcome import Outcome
-from pytest_export.records import Record
-from pytest_export.report_md import render_markdown
-from pytest_export.report_runtimes import runtime_tables, runtimes_html
+from pytest_export.results.records import Record
+from pytest_export.rendering.markdown import render_markdown
+from pytest_export.rendering.runtimes import runtime_tables, runtimes_html
 
 
 def record(mode: str, rows: list[dict[str, str]], case: str = "t.py::test_m") -> Record:

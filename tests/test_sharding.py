@@ -1,4 +1,4 @@
-"""--export-shard=K/N selects whole cases, balanced by a previous report's durations (pytest_export.sharding)."""
+"""--export-shard=K/N selects whole cases, balanced by a previous report's durations (pytest_export.distributed.sharding)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from pytest_export.sharding import assign
+from pytest_export.distributed.sharding import assign
 
 SUITE = """
 import pytest

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from pytest_export.report import build_report
-from pytest_export.report_html import render_html
-from pytest_export.report_md import render_markdown
-from pytest_export.summary import summary_lines
-from pytest_export.zoo.rates import causes, family_of, rate_lines, rates
+from pytest_export.results.report import build_report
+from pytest_export.rendering.html import render_html
+from pytest_export.rendering.markdown import render_markdown
+from pytest_export.rendering.summary import summary_lines
+from pytest_export.rendering.zoo_rates import causes, family_of, rate_lines, rates
 from tests.report_factory import make_record
 
 RECORDS = [

@@ -48,7 +48,8 @@ def _sample(path: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     from report_factory import sample_records
 
-    from pytest_export.report import build_report, write_report
+    from pytest_export.rendering.formats import write_report
+    from pytest_export.results.report import build_report
 
     write_report(build_report(sample_records(), environment={"python": sys.version.split()[0]}), path)
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pytest_export.records import Record, failure_of  # noqa: E402
-from pytest_export.report import load_report  # noqa: E402
-from pytest_export.zoo.rates import family_of, rate_markdown, rates  # noqa: E402
+from pytest_export.results.records import Record, failure_of  # noqa: E402
+from pytest_export.results.report import load_report  # noqa: E402
+from pytest_export.rendering.zoo_rates import family_of, rate_markdown, rates  # noqa: E402
 
 MODES = ("strict", "non_strict", "training")
 MARK = {"passed": "✅", "failed": "❌", "error": "⚠️ error", "timeout": "⏱ timeout", "crashed": "💥 crashed",

@@ -111,7 +111,7 @@ def test_recover_rejects_a_journal_of_an_unknown_version(tmp_path):
 
 
 def test_recover_trusts_the_journals_lock_over_a_pid_that_is_alive_again(tmp_path):
-    from pytest_export.journal import Journal
+    from pytest_export.results.journal import Journal
 
     # The header's pid runs (reused by another process), but nothing holds the journal's lock:
     # its session is gone and the journal is recovered.

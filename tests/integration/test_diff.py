@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from pytest_export.__main__ import main
-from pytest_export.diff import diff_reports
-from pytest_export.report import load_report
+from pytest_export.results.diff import diff_reports
+from pytest_export.results.report import load_report
 
 MODELS = '''
 import pytest

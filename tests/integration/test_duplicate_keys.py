@@ -33,7 +33,7 @@ def test_a_case_id_reused_by_another_test_is_an_error_naming_both(project, canne
     ])
     got = sorted((r["case"], r["verdict"]) for r in records()["records"])
     assert got == [("own", "passed"), ("shared", "error"), ("shared", "passed")]
-    from pytest_export.report import load_report
+    from pytest_export.results.report import load_report
 
     report = load_report(project.path / "r.json")
     (error,) = [r for r in report["records"] if r.verdict == "error"]

@@ -36,8 +36,8 @@ ENGINE_AT_END = '''
 import sys
 
 def pytest_sessionfinish(session):
-    engine = ("exportcore.outcome", "exportcore.context", "exportcore.categories", "pytest_export.records",
-              "pytest_export.runner", "pytest_export.journaling", "pytest_export.report", "pytest_export.reporting")
+    engine = ("exportcore.outcome", "exportcore.context", "exportcore.categories", "pytest_export.results.records",
+              "pytest_export.runner", "pytest_export.reporting.journal", "pytest_export.results.report", "pytest_export.reporting.plugin")
     print(f"ENGINE MODULES LOADED: {sorted(m for m in engine if m in sys.modules)}")
 '''
 
@@ -53,5 +53,5 @@ def test_session_without_exportable_tests_loads_no_engine_record_or_report_code(
     # ...and a report asked for still loads what writes it.
     result = pytester.runpytest_subprocess("-s", "-p", "no:cacheprovider", "--export-report=r.json")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*ENGINE MODULES LOADED: *pytest_export.reporting*"])
+    result.stdout.fnmatch_lines(["*ENGINE MODULES LOADED: *pytest_export.reporting.plugin*"])
     assert (pytester.path / "r.json").exists()

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_export.report import load_report
+from pytest_export.results.report import load_report
 
 TESTS = """
 import pytest

@@ -9,7 +9,7 @@ from html.parser import HTMLParser
 import pytest
 
 from pytest_export.__main__ import main
-from pytest_export.report import load_report, report_document
+from pytest_export.results.report import load_report, report_document
 
 REAL = """
 import pytest

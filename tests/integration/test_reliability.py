@@ -332,7 +332,7 @@ def test_a_journal_left_behind_is_recovered_by_the_cli_and_by_the_next_session(p
     import subprocess
     import sys
 
-    from pytest_export.journal import Journal
+    from pytest_export.results.journal import Journal
 
     canned({})
     project.makepyfile(test_die=DIES)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from exportcore.outcome import Failure, Outcome
-from pytest_export.records import Record
-from pytest_export.summary import summary_lines
+from pytest_export.results.records import Record
+from pytest_export.rendering.summary import summary_lines
 
 
 def _record(case: str, mode: str, verdict: str, category: str | None = None, duration: float = 0.1) -> Record:

@@ -135,7 +135,7 @@ FIXTURE_TESTS = """
 def test_a_dead_workers_in_flight_fixture_cases_are_crashed_and_stay_in_the_baseline(project, records, monkeypatch):
     from conftest import RECORDER
 
-    from pytest_export.report import load_report
+    from pytest_export.results.report import load_report
 
     project.makeconftest(RECORDER + FIXTURE_CONFTEST)
     project.makepyfile(test_f=FIXTURE_TESTS)
@@ -161,7 +161,7 @@ def test_a_dead_workers_in_flight_fixture_cases_are_crashed_and_stay_in_the_base
 
 @pytest.mark.parametrize("n", ["0", "2"])
 def test_ctrl_c_leaves_the_keys_it_did_not_reach_not_run_never_vanished(project, canned, n):
-    from pytest_export.report import load_report
+    from pytest_export.results.report import load_report
 
     canned({})
     # A shell starts background jobs with SIGINT ignored, and an ignored signal stays ignored in every
@@ -209,7 +209,7 @@ def test_ctrl_c_leaves_the_keys_it_did_not_reach_not_run_never_vanished(project,
 
 @pytest.mark.parametrize("chosen", ["fair_share", "environment", "conftest"])
 def test_each_worker_gets_a_fair_share_of_torch_threads_unless_the_user_chose(pytester, monkeypatch, chosen):
-    from pytest_export.threads import available_cores, fair_share
+    from pytest_export.distributed.threads import available_cores, fair_share
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.delenv("MKL_NUM_THREADS", raising=False)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pytest_export.scheduling import case_scope
+from pytest_export.distributed.scheduling import case_scope
 
 SUITE = """
 import pytest

@@ -1,0 +1,59 @@
+"""Look of the reports: the words and marks shown for each verdict, and how an HTML page is rendered.
+
+The report pages' templates are ``templates/`` here; every page's shell (``base.html.j2``) and the one
+stylesheet are exportdb/html's (shared with the ExportDB docs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from exportcore.modes import MODES
+from pytest_export.results.records import EXPORTABLE
+from pytest_export.results.sanitize import shown_text
+
+__all__ = ["EXPORTABLE", "MODE_ORDER", "PROBLEMS", "VERDICT_LABEL", "VERDICT_MARK", "render_page"]
+
+#: Verdicts shown as failures (xfailed is expected and listed separately).
+PROBLEMS = ("failed", "error", "timeout", "crashed", "xpassed")
+
+#: Columns of the matrix in this order; other modes follow alphabetically.
+MODE_ORDER = MODES  # report columns follow the one place mode names are spelled out
+
+#: Cell text: the verdict is always written out, color only reinforces it.
+VERDICT_LABEL = {
+    "passed": "passed",
+    "failed": "FAILED",
+    "xfailed": "xfail",
+    "xpassed": "XPASS",
+    "error": "ERROR",
+    "timeout": "TIMEOUT",
+    "crashed": "CRASHED",
+    "skipped": "skipped",
+}
+
+#: Markdown marks (GitHub renders emoji in step summaries).
+VERDICT_MARK = {
+    "passed": "✅",
+    "failed": "❌",
+    "xfailed": "➖",
+    "xpassed": "❗",
+    "error": "💥",
+    "timeout": "⏱️",
+    "crashed": "💀",
+    "skipped": "⏭️",
+}
+
+
+def render_page(template: str, **context: Any) -> str:
+    """Render one of the report templates (``templates/``) with every printed value made page-safe by shown_text."""
+    from exportdb.html import render  # jinja2 loads here, on the first page, not when pytest_export is imported
+
+    return render(template, shown=_shown, template_package=__package__, **context)
+
+
+def _shown(value: Any) -> str:
+    # Printable text has no control, escape or surrogate character: shown_text would return it as is.
+    if type(value) is str and value.isprintable():
+        return value
+    return shown_text(value)

@@ -1,0 +1,123 @@
+"""The terminal summary: a cases x modes matrix, failure categories, findings, the slowest exports on request.
+
+Pure computation over records (pytest_export.results.records); returns lines to print.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable, Sequence
+
+from pytest_export.results.records import Record, failure_of, ordered_modes
+from pytest_export.rendering.findings import unchecked
+
+__all__ = ["MARKS", "summary_lines"]
+
+MARKS = {
+    "passed": ".",
+    "failed": "F",
+    "xfailed": "x",
+    "xpassed": "X",
+    "error": "E",
+    "timeout": "T",
+    "crashed": "C",
+    "skipped": "s",
+}
+_NOT_RUN = "-"
+_SLOWEST = 5
+#: Above this many cases the matrix shows only rows that need attention.
+MAX_ROWS = 30
+_QUIET = {".", "x", "s", _NOT_RUN}
+
+
+def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
+                  max_rows: int | None = MAX_ROWS, slowest: int = 0) -> list[str]:
+    """Return the summary lines for these records (empty if there are none).
+
+    Past ``max_rows`` cases, rows whose every cell passed or xfailed as expected are folded
+    into one count line (None: show every row). ``slowest``: list that many slowest exports
+    (``--export-slowest``, like pytest's ``--durations``; 0: none).
+    """
+    records = list(records)
+    if not records:
+        return []
+    modes = ordered_modes((r.mode for r in records), mode_order)
+    cells: dict[str, dict[str, str]] = {}
+    for r in records:
+        row = cells.setdefault(r.case, {})
+        mark = MARKS.get(r.verdict, "?")
+        # Several records for one cell (export_check called twice) show the worst.
+        row[r.mode] = _worst(row.get(r.mode), mark)
+    cases = sorted(cells)
+    folded = 0
+    if max_rows is not None and len(cases) > max_rows:
+        shown = [c for c in cases if set(cells[c].values()) - _QUIET]
+        folded = len(cases) - len(shown)
+        cases = shown
+    width = max([len(c) for c in cases] + [len("case")])
+    lines = [" " * width + "  " + " ".join(modes)]
+    for case in cases:
+        marks = " ".join(cells[case].get(m, _NOT_RUN).center(len(m)) for m in modes)
+        lines.append(f"{case.ljust(width)}  {marks}")
+    if folded:
+        lines.append(f"(+{folded} cases that passed or failed as expected in every mode; -v shows them)")
+    legend = [f"{mark} {verdict}" for verdict, mark in MARKS.items()] + [f"{_NOT_RUN} not run"]
+    lines.append("legend: " + "  ".join(legend))
+    lines.append("verdicts: " + ", ".join(f"{n} {v}" for v, n in _count(r.verdict for r in records))
+                 + _fixture_note(records))
+    bare = [r for r in records if r.verdict == "passed" and unchecked(r)]
+    if bare:
+        lines.append(f"unchecked: {len(bare)} passed without checking any drawn shape (the example inputs only):")
+        lines.extend(f"  {r.test} [{r.mode}]: {unchecked(r)}" for r in bare[:_SLOWEST])
+        if len(bare) > _SLOWEST:
+            lines.append(f"  (+{len(bare) - _SLOWEST} more; see the report's findings)")
+    skipped = _count(reason for r in records if r.verdict == "skipped" and (reason := _skip_reason(r)))
+    if skipped:
+        lines.append("skipped: " + "; ".join(f"{reason} ({n})" for reason, n in skipped[:_SLOWEST])
+                     + (f"; +{len(skipped) - _SLOWEST} more reasons in the report" if len(skipped) > _SLOWEST else ""))
+    categories = _count(
+        failure.category
+        for r in records
+        if r.verdict not in ("passed", "skipped") and (failure := failure_of(r))
+    )
+    if categories:
+        lines.append("failure categories: " + ", ".join(f"{cat} {n}" for cat, n in categories))
+    findings = _count(f.kind for r in records if r.outcome is not None for f in r.outcome.findings)
+    if findings:
+        lines.append("findings: " + ", ".join(f"{kind} {n}" for kind, n in findings)
+                     + " (the first of each kind in the warnings summary; every one with -v and in the report)")
+    if slowest > 0:
+        ranked = sorted(records, key=lambda r: (-r.duration, r.test))[:slowest]
+        lines.append(f"slowest exports ({len(ranked)}):")
+        lines.extend(f"  {r.duration:7.2f}s  {r.test}" for r in ranked)
+    from pytest_export.rendering.zoo_rates import rate_lines
+
+    return [*rate_lines(records, mode_order), *lines]  # a zoo run leads with its pass rates
+
+
+def _skip_reason(record: Record) -> str:
+    failure = failure_of(record)
+    return failure.message if failure is not None else ""
+
+
+def _fixture_note(records: list[Record]) -> str:
+    # Verdicts count (case, mode) results; pytest counts tests. export_check makes them differ.
+    fixture = [r for r in records if r.source == "fixture"]
+    if not fixture:
+        return ""
+    tests = len({r.test for r in fixture})
+    return (f" (one per case and mode: {len(fixture)} from export_check calls in {tests} "
+            f"test{'s' if tests != 1 else ''}, which pytest counts once each)")
+
+
+def _count(values: Iterable[str]) -> list[tuple[str, int]]:
+    return sorted(Counter(values).items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+_SEVERITY = {mark: i for i, mark in enumerate("CTEFXxs.")}  # worst first
+
+
+def _worst(old: str | None, new: str) -> str:
+    if old is None:
+        return new
+    return old if _SEVERITY.get(old, 0) <= _SEVERITY.get(new, 0) else new

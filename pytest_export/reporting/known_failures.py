@@ -1,0 +1,68 @@
+"""Failures the baseline already records are known: the test reports an expected failure, the gate decides.
+
+Read in every process that runs tests (xdist workers too: each reads the file once), so that a
+known failure is an xfail wherever it runs. ``--export-baseline-update`` records every failure of
+the run as known, so adopting the plugin on a suite with unexportable models is one green run and
+one commit.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+__all__ = ["baseline_path", "known_failure", "read_baseline_records"]
+
+_KNOWN = pytest.StashKey["dict[tuple[str, str], Any] | None"]()
+
+
+def baseline_path(config: pytest.Config) -> Path | None:
+    """Return the --export-baseline (or ini export_baseline) file, absolute, or None."""
+    cli = config.getoption("export_baseline", None)
+    if cli:
+        return Path(os.path.abspath(Path(config.invocation_params.dir) / cli))
+    ini = config.getini("export_baseline")
+    if ini:
+        base = config.inipath.parent if config.inipath else config.rootpath
+        return Path(os.path.abspath(base / ini))
+    return None
+
+
+def read_baseline_records(path: Path, name: str) -> dict[str, Any]:
+    """Return a baseline as a report (``records``): a baseline file or an older full report."""
+    from pytest_export.results.report import load_report
+
+    return load_report(path, name)
+
+
+def known_failure(item: pytest.Item, case: str, mode: str) -> str | None:
+    """Return why a failure of (case, mode) is known (the baseline records it, or the run updates it), or None."""
+    config = item.config
+    if config.getoption("export_baseline_update", False):
+        return "recorded as a known failure by --export-baseline-update"
+    if _KNOWN not in config.stash:
+        config.stash[_KNOWN] = _load(config)
+    known = config.stash[_KNOWN]
+    if not known:
+        return None
+    from pytest_export.results.baseline import known_failure_reason
+
+    path = baseline_path(config)
+    return known_failure_reason(known.get((case, mode)), path.name if path else "baseline")
+
+
+def _load(config: pytest.Config) -> dict[tuple[str, str], Any] | None:
+    path = baseline_path(config)
+    if path is None or not path.exists():
+        return None
+    from pytest_export.results.records import record_key
+    from pytest_export.results.report import ReportError
+
+    try:
+        records = read_baseline_records(path, path.name)["records"]
+    except ReportError:
+        return None  # the reporting plugin refuses the session with the reason
+    return {record_key(r): r for r in records}

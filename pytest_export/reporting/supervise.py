@@ -1,0 +1,154 @@
+"""With ``--export-report``, the process the shell waits for writes the reports of a session that dies.
+
+A session killed outright (a segfault, SIGKILL, the OOM killer) runs no code of its own, so
+another process must turn its journals into its reports. Were that a detached watcher, the
+shell would get control back the moment pytest died and a CI step reading the report right
+after would find nothing (the watcher writes it a moment later). So, on a command line run
+(``pytest ...``, ``python -m pytest ...``), the process the shell started becomes a supervisor:
+before any conftest can import torch it starts the same command line as its child, which runs
+the session, waits for it, writes the reports from the journals the child names if the child
+died without writing them, and exits only then, with the child's status (a signal that killed
+the child is raised again, so a segfault still reads 139). The cost is one more start of
+pytest itself. pytest.main() inside another program is left alone (the caller owns that
+process); there reporting/journal.py's detached watcher still recovers, a moment later.
+
+The supervisor forwards SIGTERM, SIGHUP, SIGUSR1/2 to the child and ignores SIGINT: a Ctrl-C
+reaches the child straight from the terminal (same process group), and a second one forwarded
+would cut its report writing short.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ENV", "maybe_supervise", "supervised_by"]
+
+#: Set for the child: "<supervisor pid>:<file the child lists its journals in>".
+ENV = "PYTEST_EXPORT_SUPERVISOR"
+_FORWARDED = ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
+
+
+def supervised_by(journals: list[Path]) -> bool:
+    """Tell this session's supervisor (if it has one) which journals to recover; return whether it has one."""
+    listing = _listing()
+    if listing is None:
+        return False
+    with open(listing, "a", encoding="utf-8", errors="surrogateescape") as out:
+        out.writelines(f"{os.fspath(j)}\n" for j in journals)
+    return True
+
+
+def _listing() -> str | None:
+    pid, _, listing = os.environ.get(ENV, "").partition(":")
+    # Only the direct child: a pytest started by a test inherits the variable but not the parent.
+    return listing if pid.isdigit() and int(pid) == os.getppid() and listing else None
+
+
+def maybe_supervise(early_config: Any) -> None:
+    """Run the session in a child and exit with its status, when this is a command line run that writes reports."""
+    if not _wanted(early_config):
+        return
+    capture = early_config.pluginmanager.getplugin("capturemanager")
+    if capture is not None:
+        # pytest already captures fds 0-2 (for the conftests); the child must get the real ones.
+        capture.suspend_global_capture(in_=True)
+    fd, listing = tempfile.mkstemp(prefix="pytest-export-journals-", suffix=".txt")
+    os.close(fd)
+    env = {**os.environ, ENV: f"{os.getpid()}:{listing}"}
+    try:
+        child = subprocess.Popen([sys.executable, *sys.orig_argv[1:]], env=env)
+    except OSError:
+        os.unlink(listing)
+        if capture is not None:
+            capture.resume_global_capture()
+        return  # run the session here: the detached watcher still recovers
+    for name in _FORWARDED:
+        signal.signal(getattr(signal, name), lambda signum, _frame: child.send_signal(signum))
+    # A Python handler, not SIG_IGN: set after the child started, it is not inherited.
+    signal.signal(signal.SIGINT, lambda _signum, _frame: None)
+    status = child.wait()
+    try:
+        _recover(listing, status)
+    finally:
+        os.unlink(listing)
+    _exit_like(status)
+
+
+def _wanted(early_config: Any) -> bool:
+    if os.name != "posix" or _listing() is not None or os.environ.get("PYTEST_XDIST_WORKER"):
+        return False
+    if not hasattr(sys, "orig_argv") or not _command_line(early_config):
+        return False
+    args = early_config.known_args_namespace
+    if getattr(args, "help", False) or getattr(args, "version", False) or getattr(args, "collectonly", False):
+        return False
+    try:
+        reports = getattr(args, "export_report", None) or early_config.getini("export_report")
+    except ValueError:
+        return False
+    return bool(reports)
+
+
+def _command_line(early_config: Any) -> bool:
+    # pytest's own entry points, run with exactly the arguments this session parsed: not a
+    # pytest.main() inside another program (an IDE, pytester's in-process runs, a script).
+    argv0 = Path(sys.argv[0])
+    entry = argv0.name in ("pytest", "py.test") or (argv0.name == "__main__.py" and argv0.parent.name == "pytest")
+    return entry and list(early_config.invocation_params.args) == sys.argv[1:]
+
+
+def _recover(listing: str, status: int) -> None:
+    from pytest_export.cli.recover import recover_to
+    from pytest_export.results.journal import JournalVersionError, read_journal, signal_reason
+
+    try:
+        journals = dict.fromkeys(Path(listing).read_text(encoding="utf-8", errors="surrogateescape").split("\n"))
+    except OSError:
+        return
+    written: list[str] = []
+    counts = (0, 0)
+    for name in filter(None, journals):
+        journal = Path(name)
+        if not journal.exists():
+            continue  # the session wrote its reports and removed it
+        try:
+            report_path = read_journal(journal).header.get("report")
+            report = recover_to(journal, report_path, signal_reason(status)) if report_path else None
+        except (OSError, ValueError) as exc:  # JournalVersionError included; the journal stays for `recover`
+            kind = "format" if isinstance(exc, JournalVersionError) else "error"
+            print(f"pytest-export: {journal}: the report could not be recovered ({kind}: {exc})", file=sys.stderr)
+            continue
+        if report is not None:
+            shown = os.path.relpath(report_path)
+            written.append(report_path if shown.startswith("..") else shown)
+            counts = (len(report["records"]), sum(r.verdict == "crashed" for r in report["records"]))
+    if written:
+        print(f"pytest-export: {signal_reason(status)}; wrote {', '.join(written)} from its journal: "
+              f"{counts[0]} records ({counts[1]} crashed), marked incomplete", file=sys.stderr)
+
+
+def _exit_like(status: int) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if status < 0:
+        # Die of the child's signal, so the shell sees what it would have seen (139 for SIGSEGV),
+        # without a core file or a faulthandler traceback of this process.
+        import faulthandler
+        import resource
+
+        faulthandler.disable()
+        try:
+            resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
+        except (ValueError, OSError):
+            pass
+        signal.signal(-status, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [-status])
+        os.kill(os.getpid(), -status)
+        status = 128 - status  # a signal that does not end a process (SIGCHLD): the shell's convention
+    os._exit(status)

@@ -1,0 +1,259 @@
+"""The baseline gate: compare this run's records with an earlier report, key by key.
+
+A (case, mode) key that was exportable in the baseline and is not now is a regression and
+fails the session. Keys in the baseline but absent from the run are sorted into
+"deselected" (not asked for: -k/-m, a subset of files, other modes), "not_run" (asked for,
+but the session stopped first) and "vanished" (asked for and no longer exists: a warning).
+
+Pure: imports neither pytest nor torch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from pytest_export.results.records import EXPORTABLE, Record, failure_of, record_key, worst
+from pytest_export.results.report import GATE_BUCKETS, build_report, nodeid_file
+
+__all__ = ["Scope", "GateResult", "compare", "summary_lines", "updated_baseline", "BUCKETS"]
+
+Key = tuple[str, str]
+
+#: Result buckets in the order they are shown.
+BUCKETS = GATE_BUCKETS
+
+
+@dataclass
+class Scope:
+    """What a run looked at, so absent baseline keys can be told apart."""
+
+    files: set[str] | None = None  # test files collected (None: unknown)
+    modes: set[str] | None = None  # modes run (None: unknown)
+    deselected: set[str] | None = None  # node ids deselected by -k/-m (None: unknown)
+    not_run: set[Key] = field(default_factory=set)  # selected keys without a record
+    filtered: bool = False  # -k or -m was given
+    tests: set[str] | None = None  # node ids collected and selected (None: unknown)
+    ran: set[str] | None = None  # node ids that ran to the end (None: unknown)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form stored in a report's "scope"."""
+        return {
+            "files": None if self.files is None else sorted(self.files),
+            "modes": None if self.modes is None else sorted(self.modes),
+            "deselected": None if self.deselected is None else sorted(self.deselected),
+            "not_run": sorted([list(k) for k in self.not_run]),
+            "filtered": self.filtered,
+            "tests": None if self.tests is None else sorted(self.tests),
+            "ran": None if self.ran is None else sorted(self.ran),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> Scope:
+        """Rebuild a Scope from a report's "scope" (missing fields mean unknown)."""
+        data = data or {}
+
+        def opt_set(name: str) -> set[str] | None:
+            value = data.get(name)
+            return None if value is None else {str(v) for v in value}
+
+        return cls(
+            files=opt_set("files"),
+            modes=opt_set("modes"),
+            deselected=opt_set("deselected"),
+            not_run={(str(c), str(m)) for c, m in data.get("not_run") or ()},
+            filtered=bool(data.get("filtered", False)),
+            tests=opt_set("tests"),
+            ran=opt_set("ran"),
+        )
+
+    @classmethod
+    def union(cls, scopes: Iterable[Scope], present_tests: set[str]) -> Scope:
+        """Return the scope of several shards run together (for merge)."""
+        scopes = list(scopes)
+
+        def joined(values: list[set[str] | None]) -> set[str] | None:
+            # One shard that did not know makes the union unknown.
+            known = [v for v in values if v is not None]
+            return set().union(*known) if values and len(known) == len(values) else None
+
+        deselected = joined([s.deselected for s in scopes])
+        if deselected is not None:
+            # A test one shard deselected and another ran was not deselected overall.
+            deselected -= present_tests
+        return cls(
+            files=joined([s.files for s in scopes]),
+            modes=joined([s.modes for s in scopes]),
+            deselected=deselected,
+            not_run=set().union(*(s.not_run for s in scopes)) if scopes else set(),
+            filtered=any(s.filtered for s in scopes),
+            tests=joined([s.tests for s in scopes]),
+            ran=joined([s.ran for s in scopes]),
+        )
+
+
+@dataclass
+class GateResult:
+    """The per-key comparison of a run with its baseline."""
+
+    baseline: str
+    regressions: list[dict[str, Any]] = field(default_factory=list)
+    missing: list[dict[str, Any]] = field(default_factory=list)  # in no shard of a merge that lacks shards
+    improvements: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+    vanished: list[dict[str, Any]] = field(default_factory=list)
+    not_run: list[dict[str, Any]] = field(default_factory=list)
+    deselected: list[dict[str, Any]] = field(default_factory=list)
+    new: list[dict[str, Any]] = field(default_factory=list)
+    strict: bool = False  # --export-baseline-strict: an improvement fails too, until the baseline records it
+
+    @property
+    def failed(self) -> bool:
+        """Return True when the gate fails (a regression, a key a missing shard should have checked, or under
+        ``strict`` an improvement the baseline does not record yet)."""
+        return bool(self.regressions or self.missing or (self.strict and self.improvements))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form stored in a report's "gate"."""
+        out: dict[str, Any] = {"baseline": self.baseline, "failed": self.failed}
+        for name in BUCKETS:
+            out[name] = list(getattr(self, name))
+        return out
+
+    def unchecked_keys(self) -> set[Key]:
+        """Return baseline keys this run did not check (their baseline record stays valid)."""
+        return {(e["case"], e["mode"]) for e in (*self.deselected, *self.not_run, *self.skipped, *self.missing)}
+
+
+def _by_key(records: Iterable[Record]) -> dict[Key, Record]:
+    grouped: dict[Key, list[Record]] = {}
+    for r in records:
+        grouped.setdefault(record_key(r), []).append(r)
+    return {k: worst(v) for k, v in grouped.items()}
+
+
+def _entry(key: Key, before: Record | None, after: Record | None, why: str = "") -> dict[str, Any]:
+    ref = after or before
+    assert ref is not None
+    failure = failure_of(after) if after else None
+    return {
+        "case": key[0],
+        "mode": key[1],
+        "test": ref.test,
+        "before": before.verdict if before else None,
+        "after": after.verdict if after else None,
+        "headline": failure.headline() if failure else "",
+        "why": why,
+    }
+
+
+def _absent_bucket(key: Key, before: Record, scope: Scope) -> tuple[str, str]:
+    test = before.test
+    if scope.deselected is not None and test in scope.deselected:
+        return "deselected", "deselected (-k/-m)"
+    if scope.modes is not None and key[1] not in scope.modes:
+        return "deselected", f"mode {key[1]} not run"
+    if scope.files is not None and nodeid_file(test) not in scope.files:
+        return "deselected", f"{nodeid_file(test)} not collected"
+    if key in scope.not_run:
+        return "not_run", "selected but not run (session stopped early?)"
+    if scope.deselected is None and scope.filtered:
+        # Under xdist without deselection data a -k/-m miss cannot be told from a removal.
+        return "deselected", "not selected (-k/-m)"
+    if scope.tests is not None and test in scope.tests and scope.ran is not None and test not in scope.ran:
+        # Its test is still there but did not run to the end (the session stopped, a worker died).
+        return "not_run", "its test did not run to the end (session stopped or crashed)"
+    if scope.tests is not None and test in scope.tests:
+        return "vanished", "its test ran and no longer checks this case"
+    return "vanished", "collected file has no such test any more"
+
+
+def compare(
+    baseline: dict[str, Any], records: Iterable[Record], scope: Scope, name: str = "baseline",
+    missing: str = "",
+) -> GateResult:
+    """Return the gate result of ``records`` against the ``baseline`` report.
+
+    ``missing``: why the run may lack results (a merge without every shard); then a baseline key
+    absent from the run is *missing* and fails the gate, unless its mode was not run at all.
+    """
+    before = _by_key(baseline["records"])
+    after = _by_key(records)
+    result = GateResult(baseline=name)
+    for key in sorted(before.keys() | after.keys()):
+        b, a = before.get(key), after.get(key)
+        if b is None:
+            result.new.append(_entry(key, None, a))
+        elif a is None and missing and (scope.modes is None or key[1] in scope.modes):
+            result.missing.append(_entry(key, b, None, missing))
+        elif a is None:
+            bucket, why = _absent_bucket(key, b, scope)
+            getattr(result, bucket).append(_entry(key, b, None, why))
+        elif a.verdict == "skipped":
+            result.skipped.append(_entry(key, b, a, "skipped now: not checked"))
+        elif b.verdict in EXPORTABLE and a.verdict not in EXPORTABLE:
+            result.regressions.append(_entry(key, b, a))
+        elif b.verdict not in EXPORTABLE and a.verdict in EXPORTABLE:
+            result.improvements.append(_entry(key, b, a))
+    return result
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def summary_lines(result: GateResult, *, verbose: bool = False, limit: int = 50) -> list[str]:
+    """Return the human-readable gate summary, regressions first."""
+    counts = [
+        _count(len(result.regressions), "regression"),
+        _count(len(result.improvements), "improvement"),
+    ]
+    if result.missing:
+        counts.insert(1, f"{len(result.missing)} missing")
+    for name in ("skipped", "vanished", "not_run", "deselected", "new"):
+        if getattr(result, name):
+            counts.append(f"{len(getattr(result, name))} {name.replace('_', ' ')}")
+    verdict = "FAILED" if result.failed else "passed"
+    lines = [f"export gate {verdict} vs {result.baseline}: {', '.join(counts)}"]
+
+    def show(label: str, entries: list[dict[str, Any]], detail: bool) -> None:
+        for e in entries[:limit]:
+            change = f"{e['before']} -> {e['after']}" if e["after"] else e["before"]
+            line = f"  {label} {e['case']} [{e['mode']}]: {change}"
+            if detail and (e["headline"] or e["why"]):
+                line += f": {e['headline'] or e['why']}"
+            lines.append(line)
+        if len(entries) > limit:
+            lines.append(f"  ... and {len(entries) - limit} more {label.lower()}")
+
+    show("REGRESSION", result.regressions, True)
+    show("MISSING", result.missing, True)
+    show("improvement", result.improvements, False)
+    show("skipped", result.skipped, True)
+    show("vanished", result.vanished, True)
+    show("not run", result.not_run, True)
+    if verbose:
+        show("deselected", result.deselected, True)
+        show("new", result.new, False)
+    if result.strict and result.improvements:
+        lines.append("  (--export-baseline-strict: improvements fail until --export-baseline-update records them)")
+    elif result.improvements or result.vanished:
+        lines.append("  (run with --export-baseline-update to record this run as the new baseline)")
+    return lines
+
+
+def updated_baseline(
+    baseline: dict[str, Any] | None, report: dict[str, Any], result: GateResult | None
+) -> dict[str, Any]:
+    """Return the new baseline: this run's records plus baseline records for keys it did not check."""
+    records = [r for r in report["records"] if r.verdict != "skipped"]
+    if baseline is not None and result is not None:
+        keep = result.unchecked_keys()
+        records += [r for r in baseline["records"] if record_key(r) in keep]
+    return build_report(
+        records,
+        environment=report.get("environment"),
+        scope=report.get("scope"),
+        complete=report.get("complete", True),
+        stop_reason=report.get("stop_reason", ""),
+    )

@@ -1,0 +1,121 @@
+"""Per-(case, mode) records: what crosses xdist workers and lands in reports, gate, merge and diff.
+
+One typed record, :class:`Record`, made in one place (:meth:`Record.make`: the runner, the
+``export_check`` fixture, crashed and unrun tests) and read everywhere through its fields.
+Its JSON form, a report's ``records[i]``, comes from the codec (exportcore.codec)::
+
+    {
+      "test": "tests/test_m.py::test_mlp[strict]",   # pytest node id
+      "case": "tests/test_m.py::test_mlp",           # node id without the mode id part
+      "mode": "strict",
+      "verdict": "passed" | "failed" | "xfailed" | "xpassed" | "error"
+                 | "timeout" | "crashed" | "skipped",
+      "expect": {"reason": str, "category": str | None} | None,
+      "duration": float,                              # seconds, whole test
+      "outcome": Outcome.to_dict() | None,            # None only if no outcome could be made
+      "source": "marker" | "fixture",                 # optional (default "marker"): export_check
+                                                      # records are per call, not per pytest test
+    }
+
+The gate key is (case, mode); a verdict in EXPORTABLE counts as exportable. Pure: imports
+neither pytest nor torch, so reports, gate, merge and diff read records through it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from exportcore.codec import decode, encode, one_of
+from exportcore.outcome import Failure, Outcome
+from pytest_export.results.expectation import Expectation
+from pytest_export.results.sanitize import clean_tree
+
+__all__ = [
+    "EXPORTABLE", "SOURCES", "VERDICTS", "Expectation", "Record", "failure_of", "ordered_modes",
+    "record_key", "split_mode", "worst",
+]
+
+VERDICTS = ("passed", "failed", "xfailed", "xpassed", "error", "timeout", "crashed", "skipped")
+#: Verdicts meaning "the model exported and behaved": xpassed exported too, its test fails only
+#: because an expectation is stale.
+EXPORTABLE = ("passed", "xpassed")
+#: marker: one record per pytest test (a mode of an exportable test); fixture: one per export_check call.
+SOURCES = ("marker", "fixture")
+
+
+@dataclass(kw_only=True)
+class Record:
+    """The result of one (case, mode): the verdict pytest gave and the engine's outcome."""
+
+    test: str
+    case: str
+    mode: str
+    verdict: str = field(metadata=one_of(VERDICTS))
+    expect: Expectation | None = None
+    duration: float
+    outcome: Outcome | None = None
+    source: str = field(default="marker", metadata=one_of(SOURCES))
+
+    @classmethod
+    def make(cls, test: str, case: str, mode: str, verdict: str, outcome: Outcome | None, *,
+             expect: Expectation | None = None, duration: float = 0.0, source: str = "marker") -> Record:
+        """Return a new record, checked as a loaded one is and with every text encodable.
+
+        The one way records are made (runner, export_check, crashed and unrun tests). Through the
+        codec: a lone surrogate in a message would break every report writer and xdist's
+        transport, and an outcome a plugin hook left off-schema fails here, in its test, by name.
+        """
+        record = cls(test=test, case=case, mode=mode, verdict=verdict, expect=expect,
+                     duration=round(duration, 6), outcome=outcome, source=source)
+        return cls.from_dict(clean_tree(record.to_dict()))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the record's JSON form (plain builtins, as a report file and xdist carry it)."""
+        return encode(self, "record")
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "record") -> Record:
+        """Rebuild a record; raise SchemaError naming the field path (``where`` first) that is wrong."""
+        return decode(cls, data, where)
+
+
+def record_key(record: Record) -> tuple[str, str]:
+    """Return the (case, mode) key a record is gated on."""
+    return (record.case, record.mode)
+
+
+def failure_of(record: Record) -> Failure | None:
+    """Return the failure of a record's outcome, or None."""
+    return record.outcome.failure if record.outcome is not None else None
+
+
+def worst(records: Sequence[Record]) -> Record:
+    """Return the record that speaks for several of one key: the first that did not export, else the first.
+
+    A key is only as good as its worst record (export_check called twice, a merged report):
+    the gate must not pass on the luckier one.
+    """
+    return next((r for r in records if r.verdict not in EXPORTABLE), records[0])
+
+
+def ordered_modes(modes: Iterable[str], order: Sequence[str]) -> list[str]:
+    """Return ``modes`` as report columns: those in ``order`` first, in its order, then the rest sorted."""
+    present = set(modes)
+    return [m for m in order if m in present] + sorted(present - set(order))
+
+
+def split_mode(nodeid: str, mode: str) -> str:
+    """Return the case id of ``nodeid``: the node id without its trailing mode id.
+
+    The plugin parametrizes the mode last, so its id is the last part of the parametrization
+    id. Only that part goes: ``test[v1-strict-strict]`` is case ``test[v1-strict]`` in
+    ``strict``, distinct from ``test[v1-strict]`` (case ``test[v1]``). Prefer item_case_id
+    where an item is at hand.
+    """
+    if nodeid.endswith(f"[{mode}]"):
+        return nodeid[: -len(mode) - 2]
+    if nodeid.endswith(f"-{mode}]") and "[" in nodeid:
+        return nodeid[: -len(mode) - 2] + "]"
+    return nodeid
+
