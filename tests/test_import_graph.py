@@ -1,5 +1,9 @@
 """The layers import one way (pytest_export -> exportdb -> exportcore) and no module imports itself round a cycle.
 
+Inside pytest_export the folders are layers too: results (data) <- rendering (text) <- cli (the
+commands) <- the pytest glue (every other module: the top level, reporting/, distributed/, zoo/).
+A folder imports only folders below it, so none loops back, and results, rendering and cli import no pytest.
+
 Every import counts, wherever it stands: module level, inside a function (a "lazy" import only
 hides a cycle until the day both ends load in the other order), under ``if TYPE_CHECKING:``, and
 ``importlib.import_module("literal")``. Read from the source with ``ast``, so nothing is imported.
@@ -15,6 +19,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 #: A package may import only packages of its own rank or lower.
 RANK = {"pytest_export": 2, "exportdb": 1, "exportcore": 0}
+#: pytest_export's layered folders, lowest first; the rest of the package is its glue, above them all.
+FOLDERS = {"pytest_export.results": 0, "pytest_export.rendering": 1, "pytest_export.cli": 2}
+#: What the layered folders never import (the glue alone talks to pytest).
+NOT_BELOW_GLUE = ("pytest", "_pytest")
 
 
 @dataclass(frozen=True)
@@ -155,12 +163,75 @@ def layering_problems(root: Path, rank: dict[str, int]) -> list[str]:
     return lines
 
 
+def folder_of(module: str, folders: dict[str, int], package: str) -> str:
+    """Return the layered folder holding ``module``, or ``package`` (its glue) when none does."""
+    return max((f for f in folders if module == f or module.startswith(f + ".")), key=len, default=package)
+
+
+def folder_problems(edges: list[Edge], folders: dict[str, int], package: str) -> list[str]:
+    """Return one line per loop between ``package``'s folders and per import into a higher folder.
+
+    ``folders`` ranks the layered folders; every other module of ``package`` is its glue, ranked
+    above them all. A folder imports only folders of lower rank, so folders cannot import in a circle.
+    """
+    rank = {**folders, package: max(folders.values(), default=-1) + 1}
+    inside = [e for e in edges if all(m == package or m.startswith(package + ".") for m in (e.source, e.target))]
+    between: dict[tuple[str, str], Edge] = {}
+    for edge in inside:
+        source, target = folder_of(edge.source, folders, package), folder_of(edge.target, folders, package)
+        if source != target:
+            between.setdefault((source, target), Edge(source, target, edge.where))
+    folder_edges = sorted(between.values(), key=lambda e: (e.source, e.target))
+    lines = []
+    for cycle in find_cycles(folder_edges):
+        walk = " -> ".join([cycle[0].source] + [e.target for e in cycle])
+        lines.append(f"folder loop: {walk} (at {', '.join(e.where for e in cycle)})")
+    order = " <- ".join(sorted(rank, key=rank.__getitem__))
+    for edge in folder_edges:
+        if rank[edge.target] > rank[edge.source]:
+            lines.append(f"folder import against the layers: {edge.source} -> {edge.target} at {edge.where} "
+                         f"(folders: {order})")
+    return lines
+
+
+def foreign_imports(root: Path, folders: dict[str, int], names: tuple[str, ...]) -> list[str]:
+    """Return one line per import of a package in ``names`` (or its submodules) by a module of ``folders``."""
+    packages = tuple(sorted({f.split(".")[0] for f in folders}))
+    lines = []
+    for module, path in module_files(root, packages).items():
+        if not any(module == f or module.startswith(f + ".") for f in folders):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in sorted(ast.walk(tree), key=lambda n: getattr(n, "lineno", 0)):
+            hits = sorted({n.split(".")[0] for n in _imported_names(module, path.name == "__init__.py", node)}
+                          & set(names))
+            lines += [f"{module} imports {name} at {path.relative_to(root)}:{node.lineno}" for name in hits]
+    return lines
+
+
 # -- the project ----------------------------------------------------------------------------
 
 
 def test_the_packages_import_one_way_without_cycles():
     problems = layering_problems(ROOT, RANK)
     assert not problems, "\n".join(problems)
+
+
+def test_the_folders_of_pytest_export_import_one_way():
+    problems = folder_problems(import_edges(ROOT, tuple(RANK)), FOLDERS, "pytest_export")
+    assert not problems, "\n".join(problems)
+
+
+def test_results_rendering_and_the_cli_import_no_pytest():
+    problems = foreign_imports(ROOT, FOLDERS, NOT_BELOW_GLUE)
+    assert not problems, "\n".join(problems)
+
+
+def test_pytest_export_shows_its_layers():
+    top = sorted(p.name for p in (ROOT / "pytest_export").glob("*.py"))
+    assert len(top) <= 20, top
+    for folder in FOLDERS:
+        assert (ROOT / folder.replace(".", "/") / "__init__.py").is_file(), folder
 
 
 def test_every_module_of_the_three_packages_is_read():
@@ -217,4 +288,47 @@ def test_relative_and_dynamic_imports_resolve_to_modules(tmp_path):
     }
     assert [p.split(" at ")[0] for p in layering_problems(root, {"top": 1, "low": 0})] == [
         "wrong-way import: low.other -> top", "wrong-way import: low.other -> top.api",
+    ]
+
+
+
+def test_a_loop_between_two_folders_is_found(tmp_path):
+    root = _package(tmp_path, {
+        "top/__init__.py": "",
+        "top/glue.py": "from top.rendering.page import page\n",
+        "top/results/__init__.py": "",
+        "top/results/data.py": "def late():\n    from top.rendering import style\n",  # lazy: still a loop
+        "top/rendering/__init__.py": "",
+        "top/rendering/style.py": "",
+        "top/rendering/page.py": "from top.results.data import late\n",
+    })
+    edges = import_edges(root, ("top",))
+    assert not find_cycles(edges)  # no module imports itself round a cycle: only the folders loop
+    assert folder_problems(edges, {"top.results": 0, "top.rendering": 1}, "top") == [
+        "folder loop: top.rendering -> top.results -> top.rendering (at top/rendering/page.py:1, top/results/data.py:2)",
+        "folder import against the layers: top.results -> top.rendering at top/results/data.py:2 "
+        "(folders: top.results <- top.rendering <- top)",
+    ]
+    assert folder_problems(edges, {"top.rendering": 0, "top.results": 1}, "top")[0].startswith("folder loop: ")
+
+
+def test_a_folder_importing_the_glue_or_pytest_is_named(tmp_path):
+    root = _package(tmp_path, {
+        "top/__init__.py": "",
+        "top/glue.py": "import pytest\nfrom top.results import data\n",  # the glue may do both
+        "top/results/__init__.py": "",
+        "top/results/data.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from _pytest.nodes import Item\n",
+        "top/results/names.py": "from .. import glue\n",
+        "top/cli/__init__.py": "",
+        "top/cli/run.py": "def main():\n    import pytest.main_helpers\n",
+    })
+    folders = {"top.results": 0, "top.cli": 1}
+    assert folder_problems(import_edges(root, ("top",)), folders, "top") == [
+        "folder loop: top -> top.results -> top (at top/glue.py:2, top/results/names.py:1)",
+        "folder import against the layers: top.results -> top at top/results/names.py:1 "
+        "(folders: top.results <- top.cli <- top)",
+    ]
+    assert foreign_imports(root, folders, ("pytest", "_pytest")) == [
+        "top.cli.run imports pytest at top/cli/run.py:2",
+        "top.results.data imports _pytest at top/results/data.py:3",
     ]
