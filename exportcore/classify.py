@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from exportcore.categories import CATEGORIES, EAGER_HINT, decide_case, format_traceback
+from exportcore.categories.facts import safe_str
 from exportcore.links import nearest_case
 from exportcore.outcome import STAGES, Failure
 from exportcore.sources import user_source
@@ -36,17 +37,17 @@ def classify(exc: BaseException, stage: str) -> Failure:
     category, hint, new_stage, case = decide_case(exc, stage, source.code if source else "", source.file if source else "")
     error_type = getattr(getattr(exc, "error_type", None), "name", "")  # torch._dynamo.exc.UserError
     exc_type = type(exc).__name__ + (f"({error_type})" if isinstance(error_type, str) and error_type else "")
-    text = _safe_str(exc)
+    text = safe_str(exc)
     message = _headline(text) or exc_type
     inner = exc.__cause__ or exc.__context__
-    if "found no exception handler" in message and inner is not None and not _safe_str(inner).strip():
+    if "found no exception handler" in message and inner is not None and not safe_str(inner).strip():
         # torch 2.6-2.8: dynamo's own raise (a dict lookup, a getattr) has no message; its type says what
         message = f"{message} (raised: {type(inner).__name__.removeprefix('Observed')})"
     if _DEFERS.search(message) and inner is not None:  # torch logged the reason; it is chained as the cause
-        message = _shorten(f"{message} {_headline(_safe_str(inner)) or type(inner).__name__}")
-        text = f"{text}\n{type(inner).__name__}: {_safe_str(inner)}"
+        message = _shorten(f"{message} {_headline(safe_str(inner)) or type(inner).__name__}")
+        text = f"{text}\n{type(inner).__name__}: {safe_str(inner)}"
     if message.startswith("Cond doesn't work unless it is captured completely") and inner is not None:
-        message = _headline(_safe_str(inner)) or message  # torch 2.6: the reason is in the cause
+        message = _headline(safe_str(inner)) or message  # torch 2.6: the reason is in the cause
     return Failure(
         stage=new_stage,
         category=category,
@@ -120,13 +121,6 @@ def _link_text(message: str, text: str) -> str:
     ``a.data_ptr() == b.data_ptr()`` names the traced value's kind (DataPtrVariable) only there."""
     context = next((line.strip() for line in text.splitlines() if line.strip().startswith("Developer debug context:")), "")
     return f"{message}\n{context}" if context else message
-
-
-def _safe_str(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except Exception:  # a broken __str__ must not break classification
-        return repr(exc)
 
 
 def _headline(text: str) -> str:
