@@ -1,4 +1,4 @@
-"""One factory per kind of failure the engine decides itself (not classified from a torch exception).
+"""One factory per kind of failure decided by a check (not classified from a torch exception).
 
 Each says where the kind fails (stage), what it is (category, exc_type) and what to do (hint) in one
 place, so a kind reads the same wherever it is raised. A torch exception goes through
@@ -13,9 +13,10 @@ from typing import Any
 from exportcore.outcome import Failure, Finding
 
 __all__ = [
-    "alias_lost", "case_timeout", "device_unavailable", "drawn_shape_failure", "finding_error", "guard_accepted",
-    "input_factory_error", "output_metadata_mismatch", "target_guard_rejected", "target_numerics",
-    "target_unavailable",
+    "alias_lost", "case_not_checked", "case_timeout", "device_unavailable", "drawn_shape_failure", "duplicate_key",
+    "failed_after_export", "finding_error", "finding_filtered_to_error", "finding_missing", "guard_accepted",
+    "harness_timeout", "input_factory_error", "output_metadata_mismatch", "target_guard_rejected", "target_numerics",
+    "target_unavailable", "worker_crashed",
 ]
 
 #: Where a finding made an error (--export-findings=error) fails; the rest fail at guards.
@@ -125,3 +126,55 @@ def target_guard_rejected(name: str, message: str) -> Failure:
     return Failure(stage="guards", category="guards", exc_type="GuardRejected", message=message,
                    hint=f"{name} narrowed a dimension declared dynamic; compare the declared ranges with what the"
                    " backend kept")
+
+
+# Kinds decided around the engine by a harness (the pytest plugin), kept here so every kind has one home.
+
+def harness_timeout(message: str) -> Failure:
+    """An outer time limit (pytest-timeout's) stopped the case in a stage nobody recorded."""
+    return Failure(stage="run", category="timeout", exc_type="Timeout", message=message.splitlines()[0],
+                   hint="pytest-timeout stopped the test in an unknown stage; set --export-timeout below its limit to"
+                   " record the stage")
+
+
+def case_not_checked(exc_type: str, message: str, *, category: str = "input", traceback: str = "") -> Failure:
+    """The case could not be checked at all: its input (the test's return value, the marker) is broken."""
+    first = message.strip().splitlines()[0] if message.strip() else exc_type
+    return Failure(stage="input", category=category, exc_type=exc_type, message=first, detail=message,
+                   traceback=traceback)
+
+
+def failed_after_export(exc_type: str, text: str) -> Failure:
+    """The export passed, but the test failed on something else (a hook, a fixture, a warnings filter)."""
+    first = (text.strip().splitlines() or [exc_type])[0]
+    return Failure(stage="test", category="test", exc_type=exc_type, message=first, detail=text,
+                   hint="the export passed, but pytest failed the test (a hook, fixture or warnings filter)")
+
+
+def finding_filtered_to_error(kind: str, warning_class: str, message: str) -> Failure:
+    """A warnings filter (``filterwarnings = error``) turned the finding ``kind`` into an error."""
+    state = kind in ("state_missing", "state_differs")
+    return Failure(stage="state" if state else "guards", category="torch.mutation" if state else "guards",
+                   exc_type=warning_class, message=message,
+                   hint="a warnings filter (e.g. filterwarnings = error) turns this finding into an error; fix the"
+                   " model or the dynamic_shapes, or ignore this kind only (filterwarnings ="
+                   f" ignore::pytest_export.{warning_class})")
+
+
+def duplicate_key(message: str) -> Failure:
+    """Two tests recorded a result under one (case, mode) key."""
+    return Failure(stage="input", category="input", exc_type="DuplicateKey", message=message,
+                   hint="case ids must be unique in a session")
+
+
+def worker_crashed(message: str) -> Failure:
+    """The process died while it ran the case (segfault, os._exit, out of memory, a signal)."""
+    return Failure(stage="run", category="crashed", exc_type="WorkerCrashed", message=message,
+                   hint="the process died (segfault, os._exit, out of memory, a signal); rerun the test alone with"
+                   " -n 1 to see it fail on its own while every other result is kept")
+
+
+def finding_missing(missing: list[str]) -> Failure:
+    """An ExportDB case documents findings this run did not report (drift)."""
+    return Failure(stage="guards", category="drift", exc_type="FindingMissing",
+                   message=f"expected finding(s) {missing} were not reported; the case documents them")

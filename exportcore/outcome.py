@@ -57,6 +57,7 @@ STAGES = (
     "state",  # parameter / buffer parity
     "lower",  # a target: lowering / compiling the exported program (exportcore.targets)
     "load",  # a target: loading the artifact in its runtime
+    "test",  # the export passed; the test failed on something else (a hook, a fixture, a warnings filter)
 )
 
 

@@ -26,16 +26,13 @@ def pytest_export_outcome(item: pytest.Item, case: Any, outcome: Any) -> None:
     item.stash[_OUTCOME] = outcome
     if not db.findings or outcome.status != "passed":
         return
-    from exportcore.outcome import Failure
+    from exportcore.failures import finding_missing
 
     seen = {f.kind for f in outcome.findings}
     missing = [kind for kind in db.findings if kind not in seen]
     if missing:
         outcome.status = "failed"
-        outcome.failure = Failure(
-            stage="guards", category="drift", exc_type="FindingMissing",
-            message=f"expected finding(s) {missing} were not reported; the case documents them",
-        )
+        outcome.failure = finding_missing(missing)
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)  # outside the plugin's wrapper: our headline wins

@@ -318,7 +318,8 @@ def _has_no_mode(item: pytest.Item) -> bool:
 
 
 def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], report: pytest.TestReport) -> Record:
-    from exportcore.outcome import Failure, Outcome
+    from exportcore.failures import harness_timeout
+    from exportcore.outcome import Outcome
     from pytest_export.marker import item_case_id
     from pytest_export.results.records import Record
     from pytest_export.runner import error_outcome
@@ -332,10 +333,7 @@ def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], rep
     elif "from pytest-timeout" in message:
         # pytest-timeout stopped the test (its limit, not --export-timeout): still a timeout.
         verdict = "timeout"
-        failure = Failure(stage="run", category="timeout", exc_type="Timeout", message=message.splitlines()[0],
-                          hint="pytest-timeout stopped the test in an unknown stage; set --export-timeout below "
-                          "its limit to record the stage")
-        outcome = Outcome(case_id=case_id, mode=mode, status="timeout", failure=failure)
+        outcome = Outcome(case_id=case_id, mode=mode, status="timeout", failure=harness_timeout(message))
     else:
         verdict = "error"
         exc_type = call.excinfo.typename if call.excinfo else "Error"

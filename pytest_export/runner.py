@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from exportcore.case import Case
-from exportcore.outcome import Failure, Outcome, SchemaError
+from exportcore.failures import case_not_checked, finding_filtered_to_error
+from exportcore.outcome import Outcome, SchemaError
 from pytest_export.rendering import failure_text as explain
 from pytest_export.cache_dir import keep_hypothesis_storage
 from pytest_export.finding_warnings import ExportFindingWarning, warning_for
@@ -161,9 +162,7 @@ def _run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any]
 def error_outcome(case_id: str, mode: str, exc_type: str, message: str, *, category: str = "input",
                   tb: str = "") -> Outcome:
     """Return an "error" Outcome for a case that could not be checked at all."""
-    first = message.strip().splitlines()[0] if message.strip() else exc_type
-    failure = Failure(stage="input", category=category, exc_type=exc_type, message=first,
-                      detail=message, traceback=tb)
+    failure = case_not_checked(exc_type, message, category=category, traceback=tb)
     return Outcome(case_id=case_id, mode=mode, status="error", failure=failure)
 
 
@@ -298,15 +297,8 @@ def warn_findings(item: pytest.Item, outcome: Outcome) -> None:
                     item.warn(warning)
         except Warning as exc:
             if outcome.status == "passed":
-                state = f.kind in ("state_missing", "state_differs")
                 outcome.status = "failed"
-                outcome.failure = Failure(
-                    stage="state" if state else "guards", category="torch.mutation" if state else "guards",
-                    exc_type=type(exc).__name__, message=clean_text(str(exc)),
-                    hint="a warnings filter (e.g. filterwarnings = error) turns this finding into an error; "
-                    f"fix the model or the dynamic_shapes, or ignore this kind only (filterwarnings ="
-                    f" ignore::pytest_export.{type(exc).__name__})",
-                )
+                outcome.failure = finding_filtered_to_error(f.kind, type(exc).__name__, clean_text(str(exc)))
             return
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from exportcore.outcome import Failure
+from exportcore.failures import failed_after_export
 from pytest_export.reporting.junit import junit_properties
 from pytest_export.results.records import Expectation, Record
 from pytest_export.results.sanitize import clean_text
@@ -52,11 +52,7 @@ def settle_verdict(item: pytest.Item, record: Record, report: pytest.TestReport,
     if settled == "failed" and outcome is not None and outcome.failure is None:
         exc_type = excinfo.typename if excinfo is not None else "Failed"
         text = clean_text(str(excinfo.value) if excinfo is not None else str(report.longrepr))
-        first = (text.strip().splitlines() or [exc_type])[0]
-        outcome.failure = Failure(
-            stage="test", category="test", exc_type=clean_text(exc_type), message=first, detail=text,
-            hint="the export passed, but pytest failed the test (a hook, fixture or warnings filter)",
-        )
+        outcome.failure = failed_after_export(clean_text(exc_type), text)
     # junit takes the properties from the item (teardown report); this report holds a copy.
     for props in (item.user_properties, report.user_properties):
         _replace(props, old, junit_properties(record))

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exportcore.outcome import Failure, Outcome
+from exportcore.failures import worker_crashed
+from exportcore.outcome import Outcome
 from pytest_export.results.records import Record, record_key
 
 try:
@@ -74,12 +75,7 @@ def journal_path(report: str | os.PathLike[str]) -> Path:
 
 def crashed_record(test: str, case: str, mode: str, message: str, source: str = "marker") -> Record:
     """Return a record for a case whose process died while running it."""
-    failure = Failure(
-        stage="run", category="crashed", exc_type="WorkerCrashed", message=message,
-        hint="the process died (segfault, os._exit, out of memory, a signal); rerun the test alone "
-        "with -n 1 to see it fail on its own while every other result is kept",
-    )
-    outcome = Outcome(case_id=case, mode=mode, status="crashed", failure=failure)
+    outcome = Outcome(case_id=case, mode=mode, status="crashed", failure=worker_crashed(message))
     return Record.make(test, case, mode, "crashed", outcome, source=source)
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from exportcore.outcome import Failure, Outcome
+from exportcore.failures import duplicate_key
+from exportcore.outcome import Outcome
 from pytest_export.results.records import Record, record_key
 
 __all__ = ["KeyOwners", "fail_report"]
@@ -35,9 +36,7 @@ class KeyOwners:
         message = (f"{record.test}: result key (case {record.case!r}, mode {record.mode!r}) is already recorded by "
                    f"{owner}; two results under one key would let one hide the other from the reports and the "
                    f"gate: give each test a unique {how}")
-        failure = Failure(stage="input", category="input", exc_type="DuplicateKey", message=message,
-                          hint="case ids must be unique in a session")
-        outcome = Outcome(case_id=record.case, mode=record.mode, status="error", failure=failure)
+        outcome = Outcome(case_id=record.case, mode=record.mode, status="error", failure=duplicate_key(message))
         return Record.make(record.test, record.case, record.mode, "error", outcome, duration=record.duration,
                            source=record.source)
 
