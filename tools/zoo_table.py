@@ -62,7 +62,9 @@ def main(argv: list[str] | None = None) -> int:
                 records.setdefault((record.case, record.mode), record)
     stopped = sorted(stops)
     kept = [r for r in records.values() if r.case not in stops and family_of(r.case)]
-    print(_page(kept, envs, stopped, incomplete, [p.name for p in sorted(args.reports)]))
+    # The oldest torch's run of one family, compared by `python -m pytest_export diff`, sits next to the reports.
+    older = sorted(args.reports[0].parent.glob("*-diff.md"))
+    print(_page(kept, envs, stopped, incomplete, [p.name for p in sorted(args.reports)], older))
     return 0
 
 
@@ -79,7 +81,7 @@ def _slim(path: Path, folder: Path) -> Path:
 
 
 def _page(records: list[Record], envs: list[dict], stopped: list[str], incomplete: list[str],
-          names: list[str]) -> str:
+          names: list[str], older: list[Path] = ()) -> str:
     env = envs[0] if envs else {}
     started = sorted(e.get("started", "") for e in envs if e.get("started"))
     cases = sorted({r.case for r in records})
@@ -101,6 +103,9 @@ def _page(records: list[Record], envs: list[dict], stopped: list[str], incomplet
         " `--export-timeout=300`, `--export-model-max-params=30M` (larger models are skipped, counted apart)",
         f"- **{len(checked)} distinct models checked** (of {len(cases)} reached; the rest skipped, reasons below)",
     ]
+    for diff in older:  # e.g. docs/zoo/torchvision-2.6-diff.md: its first line is its title
+        title = diff.read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()
+        lines.append(f"- {title}: [{diff.name}](zoo/{diff.name})")
     if incomplete:
         lines.append(f"- the shard runs were stopped at a deadline ({', '.join(incomplete)} incomplete): "
                      f"{len(stopped)} model(s) in progress then are not counted; the models after them in the "
