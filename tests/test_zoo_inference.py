@@ -67,6 +67,15 @@ def test_hf_text_inputs_stay_in_vocab_and_positions() -> None:
     assert set(vit.kwargs) == {"pixel_values"} and list(vit.dynamic_shapes["pixel_values"]) == [0]
 
 
+@pytest.mark.parametrize("kind", ["gptj", "codegen"])
+def test_hf_rotary_models_shrink_their_rotary_dim_with_the_heads(kind: str) -> None:
+    pytest.importorskip("transformers")
+    case = build(expand([f"hf:{kind}"])[0])  # ZooSkip here: the shrunk config did not run in eager
+    head = case.model.config.n_embd // case.model.config.n_head
+    assert case.model.config.rotary_dim <= head and "rotary_dim=8" in case.note
+    case.model(*case.args, **case.kwargs)
+
+
 def test_hf_auto_class_is_checked() -> None:
     pytest.importorskip("transformers")
     assert expand(["hf:gpt2@AutoModelForCausalLM"])[0].zoo_id == "hf/gpt2@AutoModelForCausalLM"

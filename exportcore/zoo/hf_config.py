@@ -23,6 +23,8 @@ _SIZES = {
     "ffn": (("intermediate_size", "d_ff", "ffn_dim", "encoder_ffn_dim", "decoder_ffn_dim", "n_inner", "hidden_dim"), 128),
     "experts": (("num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"), 4),
     "experts_per_token": (("num_experts_per_tok", "moe_topk"), 2),
+    # GPT-J / CodeGen rotate the first rotary_dim channels of each head: at most the shrunk head size (64 / 4)
+    "rotary": (("rotary_dim",), 8),
 }
 _LAYER_LISTS = ("layer_types", "mlp_only_layers", "sliding_window_pattern_layers")
 
