@@ -12,6 +12,7 @@ from exportcore.compare import ROUNDING_FACTOR, Mismatch, Rounding, compare, com
 from exportcore.execute import RunResult, clone_tree, run_inference, run_training
 from exportcore.failures import alias_lost
 from exportcore.outcome import Failure
+from exportcore.random_draws import redrawn
 from exportcore.sides import prepare, traced_path
 
 if TYPE_CHECKING:
@@ -64,7 +65,13 @@ def compare_runs(
         if forgiven:
             _less_precise(run, label, forgiven[0])
         return None
-    return mismatch_failure(label, mismatch, stage)
+    failure = mismatch_failure(label, mismatch, stage)
+    why = redrawn(run, label, failure)
+    if why is not None:  # not the program's fault: a stage rewrote its random ops
+        if why not in run.outcome.notes:
+            run.outcome.notes.append(why)
+        return None
+    return failure
 
 
 def _less_precise(run: Run, label: str, rounding: Rounding) -> None:

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
 import exportcore  # noqa: E402
-from exportcore.checks.random_draws import redrawn, seeded_ops  # noqa: E402
+from exportcore.random_draws import redrawn, seeded_ops  # noqa: E402
 from exportcore.outcome import Failure  # noqa: E402
 
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from exportcore.checks.numerics import PROGRAMS
 from exportcore.checks.output_meta import contradiction
-from exportcore.checks.random_draws import redrawn
 from exportcore.classify import classify
 from exportcore.failures import drawn_shape_failure, input_factory_error, output_metadata_mismatch
 from exportcore.guards import is_guard_error, ranges_text, symbol_names
@@ -75,7 +74,7 @@ def run(ctx: Run) -> None:
                 failure = compare_runs(
                     ctx, label, reference, actual, grads=label != "decomposed", inputs=(args, kwargs)
                 )
-                if failure is not None and redrawn(ctx, label, failure) is None:  # numerics notes why it is
+                if failure is not None:
                     return Probe("fail", failure.message + "\n" + failure.detail, stage=failure.stage)
         return Probe("ok")
 

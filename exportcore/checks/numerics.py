@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from exportcore.checks.output_meta import contradiction
-from exportcore.checks.random_draws import redrawn
 from exportcore.failures import output_metadata_mismatch
 from exportcore.classify import EXAMPLE_SHAPE_HINT, classify
 from exportcore.parity import PROGRAM_NAMES, compare_runs
@@ -41,11 +40,6 @@ def run(ctx: Run) -> None:
             failure = compare_runs(
                 ctx, label, ctx.reference, actual, grads=label != "decomposed", inputs=(ctx.args, ctx.kwargs)
             )
-            why = redrawn(ctx, label, failure)
-            if why is not None:
-                if why not in ctx.outcome.notes:
-                    ctx.outcome.notes.append(why)
-                continue
             if failure is not None:
                 if failure.exc_type == "ShapeMismatch":
                     failure.hint = EXAMPLE_SHAPE_HINT  # "declare the dim dynamic" cannot apply to the examples
