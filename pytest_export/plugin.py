@@ -101,9 +101,10 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     config.pluginmanager.register(Controller(config), "export-controller")
     if getattr(config.option, "xmlpath", None):
-        from pytest_export.reporting.junit import SuiteProperties
+        from pytest_export.reporting.junit import ErrorsAsErrors, SuiteProperties
 
         config.pluginmanager.register(SuiteProperties(config), "export-junit")
+        config.pluginmanager.register(ErrorsAsErrors(config), "export-junit-errors")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistController(config, config.stash[OPTIONS].known_columns()), "export-xdist")
         from pytest_export.distributed.scheduling import CaseScheduler
@@ -195,15 +196,31 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         for record in records:
             if record.source == "marker":
                 settle_verdict(item, record, report, call.excinfo)  # pytest's xfail, warnings as errors, ...
-        # Plain builtins on the report: xdist serializes report attributes; the controller decodes them.
-        report.export_records = [r.to_dict() for r in records]
         item.stash[ITEM_RECORDS] = []
-        return report
-    mode = item_mode(item)
-    if mode is not None and call.when in ("setup", "call") and not report.passed:
+    else:
+        mode = item_mode(item)
+        if mode is None or call.when not in ("setup", "call") or report.passed:
+            return report
         # The test never produced a case (fixture error, exception, skip): record that, not nothing.
-        report.export_records = [_unrun_record(item, mode, call, report).to_dict()]
+        records = [_unrun_record(item, mode, call, report)]
+    from pytest_export.distributed.transport import attach
+    from pytest_export.reporting.junit import set_properties
+
+    set_properties(item, report, records)  # the verdicts are final here
+    attach(report, records)
     return report
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+    """An export that could not be checked (verdict error) is pytest's ERROR, as a setup error is."""
+    from pytest_export.distributed.transport import carried
+
+    if not carried(report):  # not an exportable test's report: nothing of ours to import
+        return None
+    from pytest_export.reporting.junit import is_error_report
+
+    return ("error", "E", "ERROR") if is_error_report(report) else None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -275,24 +292,23 @@ class Controller:
     @pytest.hookimpl(tryfirst=True)  # a duplicate key fails the report before the terminal, junit and journal see it
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Collect the records a report carries; a key another test already recorded is an error."""
-        carried = getattr(report, "export_records", None)
-        if not carried:
+        from pytest_export.distributed.transport import attach, carried, decode
+
+        if not carried(report):
             return
-        from pytest_export.results.records import Record, record_key
+        from pytest_export.results.records import record_key
         from pytest_export.results.unique_keys import KeyOwners, fail_report
 
         if self.owners is None:
             self.owners = KeyOwners()
-        problems = []
-        for i, data in enumerate(carried):
-            record = Record.from_dict(data, f"{report.nodeid}: export_records[{i}]")
-            admitted = self.owners.admit(record)
-            if admitted is not record:
-                problems.append(admitted.outcome.failure.message)
-                carried[i] = admitted.to_dict()
-            self.config.stash[RECORDS].append(admitted)
-            self.config.stash[SELECTED].add(record_key(admitted))
+        records = decode(report)
+        admitted = [self.owners.admit(record) for record in records]
+        for record in admitted:
+            self.config.stash[RECORDS].append(record)
+            self.config.stash[SELECTED].add(record_key(record))
+        problems = [new.outcome.failure.message for old, new in zip(records, admitted) if new is not old]
         if problems:
+            attach(report, admitted)  # the journal and junit read the report after us
             fail_report(report, problems)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -25,7 +25,6 @@ from pytest_export.options import RunOptions
 from pytest_export.results.records import Expectation, Record
 from pytest_export.results.sanitize import clean_text, clean_tree, shown_text
 from pytest_export.session_state import ITEM_RECORDS
-from pytest_export.reporting.junit import junit_properties, per_testcase
 from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
@@ -209,10 +208,8 @@ def settle_outcome(item: pytest.Item, case: Case | None, outcome: Outcome) -> Ou
 
 
 def add_record(item: pytest.Item, record: Record) -> None:
-    """Keep a record for the item's report and set the junit properties from it."""
+    """Keep a record for the item's report (its verdict is settled, and its junit properties set, in makereport)."""
     item.stash.setdefault(ITEM_RECORDS, []).append(record)
-    if per_testcase(item.config):  # xunit2 allows no testcase properties: pytest_export.reporting.junit
-        item.user_properties.extend(junit_properties(record))
 
 
 def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, options: RunOptions) -> None:

@@ -1,4 +1,4 @@
-"""Make a marker test's record say what pytest reported for it, junit properties included.
+"""Make a marker test's record say what pytest reported for it.
 
 The engine decides a verdict before pytest has the last word: pytest's own ``xfail``
 marker, a warnings filter or another plugin can still change the test's outcome.
@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from exportcore.failures import failed_after_export
-from pytest_export.reporting.junit import junit_properties
 from pytest_export.results.records import Expectation, Record
 from pytest_export.results.sanitize import clean_text
 
@@ -44,7 +43,6 @@ def settle_verdict(item: pytest.Item, record: Record, report: pytest.TestReport,
         settled = verdict if verdict in ("failed", "error", "timeout", "crashed", "xpassed") else "failed"
     if settled == verdict:
         return
-    old = junit_properties(record)
     record.verdict = settled
     if xfail is not None and record.expect is None:
         record.expect = Expectation(clean_text(f"pytest.mark.xfail: {xfail}".rstrip(": ")))
@@ -53,15 +51,6 @@ def settle_verdict(item: pytest.Item, record: Record, report: pytest.TestReport,
         exc_type = excinfo.typename if excinfo is not None else "Failed"
         text = clean_text(str(excinfo.value) if excinfo is not None else str(report.longrepr))
         outcome.failure = failed_after_export(clean_text(exc_type), text)
-    # junit takes the properties from the item (teardown report); this report holds a copy.
-    for props in (item.user_properties, report.user_properties):
-        _replace(props, old, junit_properties(record))
-
-
-def _replace(props: list[tuple[str, Any]], old: list[tuple[str, str]], new: list[tuple[str, str]]) -> None:
-    start = next((i for i in range(len(props) - len(old), -1, -1) if list(props[i:i + len(old)]) == old), None)
-    if start is not None:
-        props[start:start + len(old)] = new
 
 
 #: (case id, failure text without its first line) -> the mode whose report showed it in full.

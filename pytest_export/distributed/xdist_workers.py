@@ -1,10 +1,8 @@
 """pytest-xdist glue: what crosses from workers to the controller, and crashed workers.
 
 How results travel:
-- each exportable test's records ride on its TestReport as ``report.export_records``
-  (``Record.to_dict()`` each: xdist serializes report attributes as JSON builtins) and the
-  controller decodes them (``Record.from_dict``) in ``pytest_runtest_logreport``, serial or
-  distributed alike;
+- each exportable test's records ride on its TestReport (pytest_export.distributed.transport),
+  serial or distributed alike;
 - the controller does not collect tests under xdist, so each worker publishes the
   (case, mode) keys it selected (after -k / -m) in ``workeroutput["export_selected"]``
   and the controller joins them in ``pytest_testnodedown``; every worker collects the
@@ -90,7 +88,9 @@ class XdistController:
             records.append(crashed_record(crashitem, mode, message))
         if not records:
             return
-        report.export_records = [r.to_dict() for r in records]  # type: ignore[attr-defined]
+        from pytest_export.distributed.transport import attach
+
+        attach(report, records)
         for record in records:
             self.config.stash[SELECTED].add(record_key(record))
 

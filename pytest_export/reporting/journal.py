@@ -139,7 +139,9 @@ class JournalPlugin:
             self.append({"finished": item.nodeid})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        for record in getattr(report, "export_records", None) or ():  # already JSON builtins (plugin's makereport)
+        from pytest_export.distributed.transport import carried
+
+        for record in carried(report):  # already JSON builtins
             self.append({"record": record})
 
     def _guard(self, real_exit: Callable[[int], Any]) -> Callable[[int], Any]:

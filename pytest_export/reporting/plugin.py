@@ -19,7 +19,7 @@ from pytest_export.reporting.known_failures import baseline_path, read_baseline_
 from pytest_export.marker import item_mode
 from pytest_export.results.records import Record, record_key
 from pytest_export.rendering.formats import report_format, write_report
-from pytest_export.results.report import ReportError, build_report, load_report, nodeid_file
+from pytest_export.results.report import ReportError, build_report, nodeid_file
 from pytest_export.reporting.environment import environment, run_modes
 from pytest_export.reporting.paths import check_writable, fail, parse_shard, same_file, shown
 from pytest_export.session_state import RECORDS, SELECTED

@@ -134,7 +134,7 @@ def test_a_factory_whose_inputs_eager_rejects_is_an_input_error_not_a_pass(proje
             return broken_factory_case()
     """)
     result = project.runpytest("-q")
-    result.assert_outcomes(failed=1)
+    result.assert_outcomes(errors=1)
     (record,) = records()["records"]
     assert record["verdict"] == "error"
     failure = record["outcome"]["failure"]

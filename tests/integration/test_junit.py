@@ -104,3 +104,46 @@ def test_xunit2_keeps_testcases_free_of_properties_and_puts_them_on_the_suite(pr
     assert props["test_m.py::test_branchy[non_strict] export_status"] == "failed"
     assert props["test_m.py::test_branchy[non_strict] export_category"] == "data-dependent"
     assert len(props) == 3 * 5
+
+
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist", "-n", "2"]], ids=["serial", "xdist"])
+def test_an_export_that_could_not_be_checked_is_an_error_not_a_failure(project, workers):
+    # pytest's meaning: FAILED is a check that found a problem, ERROR a test that could not run its
+    # check. The engine finds a bad case in the call phase, where junitxml would write <failure>.
+    project.makepyfile(test_m="""
+        import pytest
+        import torch
+        from torch.export import Dim
+        from models import DataDependent, lin_case
+
+        @pytest.mark.exportable(modes=["non_strict"])
+        def test_returns_nothing():
+            pass
+
+        @pytest.mark.exportable(modes=["non_strict"], dynamic_shapes={"y": {0: Dim("b")}})
+        def test_wrong_shapes_name():
+            return lin_case()
+
+        @pytest.mark.exportable(modes=["non_strict"])
+        def test_branchy():
+            return DataDependent(), (torch.ones(3),)
+
+        @pytest.mark.exportable(modes=["non_strict"])
+        def test_good():
+            return lin_case()
+    """)
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--junitxml=out.xml", *workers)
+    result.assert_outcomes(passed=1, failed=1, errors=2)
+    assert result.ret == 1
+    out = result.stdout.str()
+    assert "ERROR test_m.py::test_returns_nothing[non_strict]" in out
+    assert "ERROR test_m.py::test_wrong_shapes_name[non_strict]" in out
+    assert "FAILED test_m.py::test_branchy[non_strict]" in out
+    suite = ET.parse(project.path / "out.xml").getroot().find("testsuite")
+    tags = {case.get("name"): [child.tag for child in case if child.tag in ("error", "failure")]
+            for case in suite.iter("testcase")}
+    assert tags == {"test_returns_nothing[non_strict]": ["error"], "test_wrong_shapes_name[non_strict]": ["error"],
+                    "test_branchy[non_strict]": ["failure"], "test_good[non_strict]": []}
+    assert (suite.get("errors"), suite.get("failures"), suite.get("tests")) == ("2", "1", "4")
+    message = next(c for c in suite.iter("testcase") if c.get("name") == "test_returns_nothing[non_strict]")[0]
+    assert "did you forget `return`?" in message.get("message")
