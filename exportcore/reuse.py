@@ -10,8 +10,9 @@ specialization) still run. The outcome says so (``reused_from``).
 "The same" is proven, not assumed (exportcore.identity): the canonical program structure,
 the model's own parameters and buffers by value (eager is the reference), the program's
 lifted constants by value, the example inputs by value, eager's outputs on them (bit for
-bit), and every option that decides what is checked. Only inference modes on a program whose
-walk passed donate: a failing mode keeps its own diagnosis and explanation. The memo is per
+bit), and every option that decides what is checked. Only a program whose walk passed donates: a
+failing mode keeps its own diagnosis and explanation. A training mode's program is served only by
+an earlier walk of the same training mode (from the disk cache), never by an inference mode's. The memo is per
 process and small; ``run.cache`` (exportcore.result_cache) keeps donations on disk under the
 same proof plus torch, engine and Python versions, for later sessions and other xdist workers.
 """
@@ -58,10 +59,14 @@ def key_of(run: Run) -> str | None:
     """Return the cheap half of the identity (structure and options), or None when ``run`` may not share."""
     from exportcore.identity import structure
 
-    if run.mode.training or run.target is not None or run.ep is None or not run.reuse:
+    if run.target is not None or run.ep is None or not run.reuse:
         return None
+    # Modes share by proof, but a training program runs in train() with its own eager reference and
+    # steps: it is served only by an earlier run of its own mode (the disk cache; the memo's donations
+    # go between modes, so it never answers a training run).
+    family = run.mode.name if run.mode.training else "inference"
     options = (
-        run.outcome.case_id, type(run.model).__module__, type(run.model).__qualname__, sorted(run.checks),
+        family, run.outcome.case_id, type(run.model).__module__, type(run.model).__qualname__, sorted(run.checks),
         run.rtol, run.atol, run.examples, run.seed, run.findings_as_errors, run.device, repr(run.hypothesis_settings),
         getattr(run.spec, "budget", None), run.outcome.declared,
     )

@@ -80,6 +80,19 @@ def test_a_warm_run_takes_the_cold_runs_results(tmp_path) -> None:
     assert served(check(cache, mode="non_strict"))
 
 
+def test_a_training_mode_is_served_only_by_its_own_earlier_run(tmp_path) -> None:
+    cache = ResultCache(tmp_path)
+    assert check(cache, mode="non_strict").status == "passed"
+    cold = check(cache, mode="training")
+    assert cold.status == "passed" and not served(cold)  # an inference mode's entry never answers training
+    assert RUN_STEPS <= set(cold.timings)
+    warm = check(cache, mode="training")
+    assert warm.status == "passed" and warm.reused_from.startswith("cache: training, ")
+    assert not RUN_STEPS & set(warm.timings) and warm.examples == cold.examples
+    changed = check(cache, model(seed=3), mode="training")  # new weights: the proof fails, all of it runs
+    assert changed.status == "passed" and not served(changed) and RUN_STEPS <= set(changed.timings)
+
+
 @pytest.mark.parametrize("change", ["weight", "code", "dtype", "spec", "options", "case", "torch"])
 def test_anything_not_proven_the_same_runs_in_full(tmp_path, monkeypatch, change) -> None:
     cache = ResultCache(tmp_path)

@@ -81,7 +81,7 @@ def test_nothing_is_reused_unless_everything_that_decides_the_result_is_equal(ch
     assert "run" in outcome.timings
 
 
-def test_a_failing_mode_donates_nothing_and_training_never_shares():
+def test_a_failing_mode_donates_nothing_and_training_never_takes_an_inference_modes_results():
     class Drifting(nn.Module):
         def forward(self, x):
             return x * 2 if torch.compiler.is_compiling() else x * 3
