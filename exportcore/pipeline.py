@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from exportcore import reuse
-from exportcore.checks import accept, dtype, numerics, reject, size01, specialization, state
+from exportcore.checks import (
+    accept, dtype, numerics, reject, runtime_accept, runtime_numerics, runtime_reject, size01, specialization, state,
+)
 from exportcore.outcome import GraphStats
 from exportcore.reuse import Donation
 from exportcore.sides import prepare
-from exportcore.stages import capture, decompose, eager, keep, module, serialize, target
+from exportcore.stages import capture, decompose, eager, keep, module, runtime, serialize
 from exportcore.warning_filters import torch_warnings
 
 if TYPE_CHECKING:
@@ -61,8 +63,18 @@ PIPELINE: tuple[Step, ...] = (
     Step("dtype", dtype.run, ("dtype",), dynamic=True, reusable=True),
 )
 
-#: What check() does for a target (aoti, onnx, executorch): its own stages and checks, in that runtime.
-TARGET_PIPELINE: tuple[Step, ...] = (Step("target", target.run),)
+#: What check() does for a target (aoti, onnx, executorch): the mode's inference export, lowered and
+#: loaded in the runtime (exportcore.stages.runtime), asked what the mode's programs are asked.
+TARGET_PIPELINE: tuple[Step, ...] = (
+    Step("runtime", runtime.available),
+    Step("eager", eager.run),
+    Step("capture", runtime.capture),
+    Step("lower", runtime.lower),
+    Step("load", runtime.load),
+    Step("examples", runtime_numerics.run),
+    Step("drawn shapes", runtime_accept.run, ("numerics", "accept"), dynamic=True),
+    Step("reject", runtime_reject.run, ("reject",), dynamic=True),
+)
 
 
 def walk(run: Run) -> None:
@@ -77,8 +89,10 @@ def walk(run: Run) -> None:
 
 def _walk(run: Run) -> None:
     if run.target is not None:
-        for step in TARGET_PIPELINE:
-            step.run(run)
+        with runtime.workspace(run):
+            for step in TARGET_PIPELINE:
+                if step.wanted(run):
+                    step.run(run)
         return
     donation: Donation | None = None
     key: str | None = None

@@ -227,6 +227,18 @@ def test_results_rendering_and_the_cli_import_no_pytest():
     assert not problems, "\n".join(problems)
 
 
+def test_the_target_adapters_import_no_stage_or_check():
+    # exportcore/targets/ probes, lowers, loads and judges a rejection; the pipeline's stages and
+    # checks (exportcore.stages.runtime, exportcore.checks.runtime_*) drive them, never the other way.
+    driving = ("exportcore.stages", "exportcore.checks", "exportcore.pipeline", "exportcore.check")
+    wrong = [f"{e.source} imports {e.target} at {e.where}" for e in import_edges(ROOT, tuple(RANK))
+             if e.source.startswith("exportcore.targets")
+             and any(e.target == d or e.target.startswith(d + ".") for d in driving)]
+    assert not wrong, "\n".join(wrong)
+    assert any(e.source == "exportcore.stages.runtime" and e.target.startswith("exportcore.targets")
+               for e in import_edges(ROOT, tuple(RANK)))  # the edge exists, one way
+
+
 def test_pytest_export_shows_its_layers():
     top = sorted(p.name for p in (ROOT / "pytest_export").glob("*.py"))
     assert len(top) <= 20, top

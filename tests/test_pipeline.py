@@ -78,3 +78,60 @@ def test_exported_ranges_are_numbers_and_text_only_in_the_outcome():
 def test_an_exported_range_prints_as_torch_does_and_bounds_sizes(lo, hi, text, floor, ceiling):
     r = ExportedRange(lo, hi)
     assert (r.text(), r.floor, r.ceiling) == (text, floor, ceiling)
+
+
+class PythonRuntime:
+    """A target adapter whose 'runtime' is the exported program itself: the target table under test, not a runtime."""
+
+    name = "onnx"
+    tolerance = (1e-5, 1e-6)
+
+    def missing(self):
+        return None
+
+    def unsupported_device(self, device):
+        return None
+
+    def lower(self, ep, args, kwargs, workdir, options):
+        from exportcore.targets.base import Lowered
+
+        return Lowered(path=workdir, notes=["lowered in Python"])
+
+    def load(self, lowered, ep, options, device):
+        from exportcore.targets.base import flat_tensors
+
+        module = ep.module()
+        return lambda args, kwargs: flat_tensors(module(*args, **kwargs))
+
+    def rejection(self, exc):
+        from exportcore.guards import is_guard_error
+
+        return is_guard_error(exc)
+
+
+def test_a_target_walks_its_table_and_a_step_added_there_sees_the_loaded_runtime(monkeypatch):
+    from exportcore.stages import runtime
+
+    monkeypatch.setattr(runtime, "get_target", lambda name: PythonRuntime())
+    monkeypatch.setattr(runtime, "unavailable", lambda name: None)
+    seen: list[tuple] = []
+
+    def probe(run) -> None:
+        seen.append((run.runtime.name, run.runtime.call is not None, run.runtime.stateful, run.ep is not None))
+
+    table = pipeline.TARGET_PIPELINE
+    at = [step.name for step in table].index("load") + 1
+    monkeypatch.setattr(pipeline, "TARGET_PIPELINE", (*table[:at], Step("probe", probe), *table[at:]))
+    torch.manual_seed(0)
+    outcome = exportcore.check(torch.nn.Linear(4, 3), (torch.randn(4, 4),), dynamic_shapes=(
+        {0: Dim("batch", min=2, max=16)},), target="onnx", examples=3, case_id="lin")
+    assert outcome.status == "passed", outcome.failure and outcome.failure.headline()
+    assert outcome.mode == "onnx" and seen == [("onnx", True, False, True)]
+    assert {"lower", "load", "run", "guards"} <= set(outcome.timings)
+    assert "lowered in Python" in outcome.notes
+    kinds = {row["kind"].split(" (")[0] for row in outcome.shape_table}
+    assert {"example", "in range", "out of range"} <= kinds
+    # ep.module() and this 'runtime' are one program: the same verdict in both columns, every row
+    assert all(row[".module()"] == row["onnx"] for row in outcome.shape_table)
+    assert any(row["onnx"] == "rejected" for row in outcome.shape_table)
+    assert outcome.examples.rejected >= 1

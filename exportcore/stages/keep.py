@@ -16,7 +16,6 @@ __all__ = ["run"]
 def run(ctx: Run) -> None:
     """Store ``ctx.ep`` for a later target column of the same case (xdist/serial alike)."""
     if cache.enabled() and ctx.mode.name in TARGET_MODES:
-        # Imported here: without targets in the session no target module loads at all.
-        from exportcore.targets.pipeline import remember_export
+        from exportcore.stages.runtime import remember_export
 
         remember_export(ctx, ctx.ep)

@@ -195,8 +195,7 @@ def pytest_sessionfinish(session):
     # Not torch._inductor.package: torch 2.9's own export machinery imports it (torch._dynamo.package);
     # exportcore.targets.aoti stands for the AOTInductor target.
     heavy = ("onnx", "onnxruntime", "onnxscript", "executorch",
-             "exportcore.targets.aoti", "exportcore.targets.onnx", "exportcore.targets.executorch",
-             "exportcore.targets.pipeline")
+             "exportcore.targets.aoti", "exportcore.targets.onnx", "exportcore.targets.executorch")
     (session.config.rootpath / "imports.json").write_text(json.dumps([m for m in heavy if m in sys.modules]))
 """
 
