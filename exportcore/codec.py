@@ -20,7 +20,7 @@ import types
 import typing
 from typing import Any, Iterable, Mapping, TypeVar
 
-__all__ = ["SchemaError", "decode", "encode", "one_of", "version"]
+__all__ = ["SchemaError", "decode", "encode", "encodable", "one_of", "version"]
 
 T = TypeVar("T")
 
@@ -39,21 +39,35 @@ def version(number: int) -> Mapping[str, Any]:
     return {"version": number}
 
 
+def encodable(text: str) -> str:
+    """Return ``text`` with what UTF-8 cannot encode (lone surrogates) written as ``\\udcxx`` escapes."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def encode(value: Any, where: str = "value") -> Any:
     """Return ``value`` (a dataclass tree) as JSON builtins: dicts, lists, str, int, float, bool, None.
 
+    Every string comes out encodable (:func:`encodable`): an exception message holding a lone
+    surrogate (``os.fsdecode`` of non-UTF-8 bytes) would break every report writer and xdist's
+    transport, so text is cleaned here, in the one encoder, and nowhere else.
     Subclasses of str/int/float are narrowed to the builtin: execnet (xdist) refuses e.g. torch's
     ``TorchVersion(str)``. Anything else is a TypeError naming its path.
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: encode(getattr(value, f.name), f"{where}.{f.name}") for f in dataclasses.fields(value)}
     if isinstance(value, dict):
-        return {str(k): encode(v, f"{where}[{k!r}]") for k, v in value.items()}
+        return {encodable(str(k)): encode(v, f"{where}[{k!r}]") for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [encode(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if value is None or isinstance(value, bool):
         return value
-    for kind in (str, int, float):
+    if isinstance(value, str):
+        return encodable(str(value))
+    for kind in (int, float):
         if isinstance(value, kind):
             return kind(value)
     raise TypeError(f"{where}: {type(value).__name__} is not JSON data")

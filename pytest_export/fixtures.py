@@ -82,7 +82,7 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
         record = Record.make(item.nodeid, case_id, column, outcome.status, outcome, duration=duration, source="fixture")
         add_record(item, record)
         note_done(item, record)
-        return outcome
+        return record.outcome  # its texts encodable (made by the codec)
 
     return check
 
@@ -96,7 +96,7 @@ def _unique(case_id: str, mode: str, seen: dict[tuple[str, str], int]) -> str:
 
 def record_outcome(item: pytest.Item, outcome: Outcome, *, case: Case | None = None, duration: float = 0.0,
                    source: str = "fixture") -> Outcome:
-    """Settle ``outcome`` (plugins' hook, clean text, findings warned), record it for ``item``; return it.
+    """Settle ``outcome`` (plugins' hook, findings warned), record it for ``item``; return the recorded outcome.
 
     The key is (outcome's case id or the test's node id, outcome's mode): what reports and the gate
     see, the same as for a marker test.
@@ -110,4 +110,4 @@ def record_outcome(item: pytest.Item, outcome: Outcome, *, case: Case | None = N
                          duration=duration, source=source)
     add_record(item, record)
     note_done(item, record)
-    return outcome
+    return record.outcome  # its texts encodable (made by the codec)

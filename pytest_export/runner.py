@@ -16,20 +16,20 @@ import pytest
 
 from exportcore.case import Case
 from exportcore.failures import case_not_checked, finding_filtered_to_error
-from exportcore.outcome import Outcome, SchemaError
+from exportcore.outcome import Outcome
 from pytest_export.rendering import failure_text as explain
 from pytest_export.cache_dir import keep_hypothesis_storage
 from pytest_export.finding_warnings import ExportFindingWarning, warning_for
 from pytest_export.marker import ExportSpec, item_case_id
 from pytest_export.options import RunOptions
 from pytest_export.results.records import Expectation, Record
-from pytest_export.results.sanitize import clean_text, clean_tree, shown_text
+from pytest_export.results.sanitize import clean_text, shown_text
 from pytest_export.session_state import ITEM_RECORDS
 from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
     "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "add_record",
-    "case_from_result", "clean_outcome", "column_options", "engine_options", "error_outcome", "judge",
+    "case_from_result", "column_options", "engine_options", "error_outcome", "judge",
     "pytest_timeout_share", "run_engine", "run_exportable", "settle_outcome", "wants_traceback", "warn_findings",
 ]
 
@@ -187,22 +187,13 @@ def judge(outcome: Outcome, expect: Expectation | None, show_traceback: bool,
     return verdict, ExportCheckFailed(explain.failure_text(outcome, show_traceback=show_traceback, docs=docs), headline)
 
 
-def clean_outcome(outcome: Outcome) -> Outcome:
-    """Return ``outcome`` with every text encodable (what its failure report and record will show)."""
-    data = outcome.to_dict()
-    cleaned = clean_tree(data)
-    if cleaned == data:
-        return outcome
-    try:
-        return Outcome.from_dict(cleaned)
-    except SchemaError:  # a hook left something off-schema: Record.make names the field
-        return outcome
-
-
 def settle_outcome(item: pytest.Item, case: Case | None, outcome: Outcome) -> Outcome:
-    """Return the outcome to record: after the plugins' pytest_export_outcome, texts encodable, findings warned."""
+    """Return the outcome to record: after the plugins' pytest_export_outcome, findings warned.
+
+    Its texts are made encodable once, by the codec, when the record is made (Record.make); what
+    is shown before that (a warning, the failure report) is cleaned where it is shown.
+    """
     item.ihook.pytest_export_outcome(item=item, case=case, outcome=outcome)
-    outcome = clean_outcome(outcome)
     warn_findings(item, outcome)
     return outcome
 
@@ -282,7 +273,7 @@ def warn_findings(item: pytest.Item, outcome: Outcome) -> None:
             continue
         where = f" ({f.input})" if f.input else ""
         # no mode in the text: pytest groups one finding of several modes (their items share a location)
-        warning = warning_for(f.kind)(f"{f.kind}{where}: {f.message}")
+        warning = warning_for(f.kind)(clean_text(f"{f.kind}{where}: {f.message}"))
         try:
             if every or f.kind not in shown:
                 shown.add(f.kind)

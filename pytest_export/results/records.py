@@ -29,7 +29,6 @@ from typing import Any, Iterable, Sequence
 from exportcore.codec import decode, encode, one_of
 from exportcore.outcome import Failure, Outcome
 from pytest_export.results.expectation import Expectation
-from pytest_export.results.sanitize import clean_tree
 
 __all__ = [
     "EXPORTABLE", "SOURCES", "VERDICTS", "Expectation", "Record", "failure_of", "ordered_modes",
@@ -63,12 +62,13 @@ class Record:
         """Return a new record, checked as a loaded one is and with every text encodable.
 
         The one way records are made (runner, export_check, crashed and unrun tests). Through the
-        codec: a lone surrogate in a message would break every report writer and xdist's
-        transport, and an outcome a plugin hook left off-schema fails here, in its test, by name.
+        codec, once: its encoder makes every text encodable (a lone surrogate in a message would
+        break every report writer and xdist's transport), and an outcome a plugin hook left
+        off-schema fails here, in its test, by name.
         """
         record = cls(test=test, case=case, mode=mode, verdict=verdict, expect=expect,
                      duration=round(duration, 6), outcome=outcome, source=source)
-        return cls.from_dict(clean_tree(record.to_dict()))
+        return cls.from_dict(record.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
         """Return the record's JSON form (plain builtins, as a report file and xdist carry it)."""

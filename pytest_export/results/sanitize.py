@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from exportcore.codec import encodable
+
 __all__ = ["clean_text", "clean_tree", "shown_text"]
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
@@ -17,13 +19,8 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def clean_text(text: str) -> str:
-    """Return ``text`` with what UTF-8 cannot encode (lone surrogates) written as ``\\udcxx`` escapes."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
+#: Text with what UTF-8 cannot encode escaped: the codec's own (it cleans every string it encodes).
+clean_text = encodable
 
 
 def clean_tree(value: Any) -> Any:
