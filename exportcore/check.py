@@ -265,12 +265,9 @@ def _parse_spec(model: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> S
 
 def _name_ranges(run: Run) -> None:
     """Key the exported range_constraints by the user's dim names ("batch"), keeping torch's symbols aside."""
-    from exportcore.guards import named_ranges, symbol_names
+    from exportcore.guards import named_ranges
 
     if run.ep is None or not run.outcome.range_constraints:
         return
-    try:
-        names = symbol_names(run.ep, run.spec, run.args, run.kwargs)
-    except Exception:  # noqa: BLE001 - naming is cosmetic; the symbols stay as they are
-        return
-    run.outcome.range_constraints, run.outcome.range_symbols = named_ranges(run.outcome.range_constraints, names)
+    run.outcome.range_constraints, run.outcome.range_symbols = named_ranges(run.outcome.range_constraints,
+                                                                            run.symbols)

@@ -78,6 +78,9 @@ class Run:
     reference: RunResult | None = None  # eager on the example inputs (step "eager")
     ep: ExportedProgram | None = None  # the one torch.export.export result (step "capture")
     ranges: dict[str, ExportedRange] = field(default_factory=dict)  # ep's range_constraints, by torch symbol
+    #: ep's input shapes per tensor path (ints where static, torch's symbols where dynamic), read once in capture
+    exported_shapes: dict[str, list[Any]] = field(default_factory=dict)
+    symbols: dict[str, str] = field(default_factory=dict)  # torch symbol -> the user's dim name(s) ("s6" -> "batch")
     programs: dict[str, torch.nn.Module] = field(default_factory=dict)  # "exported"/"decomposed"/"reloaded"
     program_states: dict[int, ModelState] = field(default_factory=dict)  # id(program) -> its own snapshot
     #: A program proven the same as an earlier one ("reloaded" -> "exported"): not probed again on drawn shapes.

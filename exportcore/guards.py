@@ -117,16 +117,15 @@ def _dim_value(size: Any) -> int | str:
 _SYMBOL = re.compile(r"\b[a-z]\d+\b")  # torch's size symbols: s0, s6, u0
 
 
-def symbol_names(ep: Any, spec: Any, args: tuple, kwargs: dict) -> dict[str, str]:
+def symbol_names(spec: Any, shapes: dict[str, list[Any]]) -> dict[str, str]:
     """Return torch symbol -> the user's dim name(s) it stands for (``"s6" -> "batch"``).
 
-    A root read directly off an axis names its symbol; a root seen only through derived
-    axes (``2*b``) names the one symbol of that expression. Roots torch merged into one
-    symbol (an equality it guarded) are listed together: ``"a=b"``.
+    ``shapes`` is the program's exported_input_shapes(). A root read directly off an axis names
+    its symbol; a root seen only through derived axes (``2*b``) names the one symbol of that
+    expression. Roots torch merged into one symbol (an equality it guarded) are listed together: ``"a=b"``.
     """
     if spec is None:
         return {}
-    shapes = exported_input_shapes(ep, args, kwargs)
     found: dict[str, list[str]] = {}
     derived: list[tuple[str, str]] = []
     for slot in spec.tensors:

@@ -13,11 +13,10 @@ from exportcore.checks.numerics import PROGRAMS
 from exportcore.checks.output_meta import contradiction
 from exportcore.classify import classify
 from exportcore.failures import drawn_shape_failure, input_factory_error, output_metadata_mismatch
-from exportcore.guards import is_guard_error, ranges_text, symbol_names
+from exportcore.guards import is_guard_error, ranges_text
 from exportcore.links import nearest_case
 from exportcore.outcome import Failure
 from exportcore.parity import PROGRAM_NAMES, compare_runs
-from exportcore.shapes.shapes_spec import is_shapes_spec
 from exportcore.sides import prepare, run_side
 
 if TYPE_CHECKING:
@@ -52,15 +51,14 @@ def run(ctx: Run) -> None:
             try:
                 actual = run_side(ctx, program, args, kwargs, backward=label != "decomposed")
             except Exception as exc:
-                if is_guard_error(exc, runtime_asserts=is_shapes_spec(ctx.dynamic_shapes)):
+                if is_guard_error(exc, runtime_asserts=ctx.spec.runtime_asserts):
                     if "accept" not in ctx.checks:
                         return Probe("discard", "guard rejected (accept check off)")
                     first = str(exc).strip().splitlines()[0]
-                    names = symbol_names(ctx.ep, ctx.spec, ctx.args, ctx.kwargs)
                     return Probe(
                         "fail",
                         f"in-spec shape rejected by {label} program ({first}); the export specialized or "
-                        f"narrowed a dimension declared dynamic: {ranges_text(ctx.outcome.declared, ctx.ranges, names)}",
+                        f"narrowed a dimension declared dynamic: {ranges_text(ctx.outcome.declared, ctx.ranges, ctx.symbols)}",
                         stage="guards",
                     )
                 failure = classify(exc, "run")

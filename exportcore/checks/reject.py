@@ -9,9 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from exportcore.execute import clone_tree
-from exportcore.guards import is_guard_error, ranges_text, symbol_names
+from exportcore.guards import is_guard_error, ranges_text
 from exportcore.failures import guard_accepted
-from exportcore.shapes.shapes_spec import is_shapes_spec
 from exportcore.sides import call_quiet, prepare
 
 if TYPE_CHECKING:
@@ -33,7 +32,7 @@ def run(ctx: Run) -> None:
             try:
                 call_quiet(exported, args, kwargs)
             except Exception as exc:
-                if is_guard_error(exc, runtime_asserts=is_shapes_spec(ctx.dynamic_shapes)):
+                if is_guard_error(exc, runtime_asserts=ctx.spec.runtime_asserts):
                     ctx.outcome.examples.rejected += 1
                 else:
                     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -43,6 +42,5 @@ def run(ctx: Run) -> None:
                         f"({type(exc).__name__}: {first[:200]})",
                     )
                 continue
-            names = symbol_names(ctx.ep, ctx.spec, ctx.args, ctx.kwargs)
-            ctx.fail(guard_accepted(label, ranges_text(ctx.outcome.declared, ctx.ranges, names)))
+            ctx.fail(guard_accepted(label, ranges_text(ctx.outcome.declared, ctx.ranges, ctx.symbols)))
     prepare(ctx)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from exportcore.guards import exported_input_shapes, root_axes
+from exportcore.guards import root_axes
 from exportcore.sides import call_quiet
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ def run(ctx: Run) -> None:
     """Probe sizes 0 and 1 of every dynamic root dim whose exported range starts at 2 or above."""
     from exportcore.shapes.synth import synthesize
 
-    exported = exported_input_shapes(ctx.ep, ctx.args, ctx.kwargs)
+    exported = ctx.exported_shapes
     program = ctx.programs["exported"]
     seen: set[str] = set()
     for path, axis, name in root_axes(ctx.spec):

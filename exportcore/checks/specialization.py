@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from exportcore.guards import exported_input_shapes, root_axes
+from exportcore.guards import root_axes
 
 if TYPE_CHECKING:
     from exportcore.context import Run
@@ -18,7 +18,7 @@ __all__ = ["run"]
 
 def run(ctx: Run) -> None:
     """Record ``specialized`` and ``narrowed`` findings, one per declared root dim axis."""
-    exported = exported_input_shapes(ctx.ep, ctx.args, ctx.kwargs)
+    exported = ctx.exported_shapes
     for path, axis, name in root_axes(ctx.spec):
         shape = exported.get(path)
         if shape is None or axis >= len(shape):

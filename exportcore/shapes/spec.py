@@ -45,17 +45,21 @@ class ShapeSpec:
     #: Bytes one drawn input set may take (see exportcore.input_budget); None: unbounded.
     budget: int | None = None
     _capped: dict[str, int] = field(default_factory=dict, repr=False, compare=False)  # root -> top before the cap
+    #: Declared with torch's ShapesSpec: its dims are unbacked, so a program refuses an out-of-spec
+    #: shape by a runtime assert where a Dim's program has a guard.
+    runtime_asserts: bool = False
 
     def __post_init__(self) -> None:
-        problems = []
-        for name in self.roots:
-            lo, hi, why = self._solve(name)
-            if lo > hi:
-                problems.append(why)
-            self._ranges[name] = (lo, hi)
-        if problems:
-            raise ValueError("dynamic_shapes: unsatisfiable: " + "; ".join(problems))
-        self._check_examples()
+        if not self._ranges:  # solved once: with_budget() hands its copy the solved ranges
+            problems = []
+            for name in self.roots:
+                lo, hi, why = self._solve(name)
+                if lo > hi:
+                    problems.append(why)
+                self._ranges[name] = (lo, hi)
+            if problems:
+                raise ValueError("dynamic_shapes: unsatisfiable: " + "; ".join(problems))
+            self._check_examples()
         if self.budget is not None:
             self._apply_budget()
 
@@ -64,8 +68,10 @@ class ShapeSpec:
         cls, dynamic_shapes: Any, args: tuple, kwargs: dict | None = None, *, model: Any = None
     ) -> ShapeSpec:
         """Parse anything torch.export accepts as ``dynamic_shapes`` for these inputs."""
+        from exportcore.shapes.shapes_spec import is_shapes_spec
+
         roots, slots = parse(dynamic_shapes, args, kwargs, model)
-        return cls(roots, slots)
+        return cls(roots, slots, runtime_asserts=is_shapes_spec(dynamic_shapes))
 
     # -- views ---------------------------------------------------------------------------
 
@@ -143,7 +149,9 @@ class ShapeSpec:
 
     def with_budget(self, budget: int | None) -> ShapeSpec:
         """Return a copy whose drawn inputs never take more than ``budget`` bytes together."""
-        return ShapeSpec(self.roots, list(self.tensors), budget=budget)
+        # the roots' solved ranges come along: solving is the expensive part, and the cap works on a copy
+        return ShapeSpec(self.roots, list(self.tensors), _ranges=dict(self._ranges), budget=budget,
+                         runtime_asserts=self.runtime_asserts)
 
     def example_bytes(self) -> int:
         """Return the bytes of the example tensor inputs."""

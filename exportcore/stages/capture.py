@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from exportcore.classify import classify
 from exportcore.execute import clone_tree
 from exportcore.graph_stats import graph_stats
-from exportcore.guards import exported_ranges
+from exportcore.guards import exported_input_shapes, exported_ranges, symbol_names
 from exportcore.sides import prepare
 
 if TYPE_CHECKING:
@@ -39,7 +39,13 @@ def run(ctx: Run) -> None:
 
 
 def describe_program(ctx: Run, ep: Any) -> None:
-    """Read ``ep``'s ranges into the Run (numbers) and the outcome (text), and its graph statistics."""
+    """Read the program's facts once: its ranges (numbers on the Run, text on the outcome), its input
+    shapes, torch's symbols by the user's dim names, and its graph statistics."""
     ctx.ranges = exported_ranges(ep)
+    ctx.exported_shapes = exported_input_shapes(ep, ctx.args, ctx.kwargs)
+    try:
+        ctx.symbols = symbol_names(ctx.spec, ctx.exported_shapes)
+    except Exception:  # noqa: BLE001 - naming is cosmetic: messages and ranges keep torch's symbols
+        ctx.symbols = {}
     ctx.outcome.range_constraints = {symbol: r.text() for symbol, r in ctx.ranges.items()}
     ctx.outcome.graph = graph_stats(ep)
