@@ -1,4 +1,8 @@
-"""Rewrite a ``dynamic_shapes`` pytree with new Dim bounds, and print it as Python a user can paste."""
+"""Rewrite a ``dynamic_shapes`` pytree with new Dim bounds, and print it as Python a user can paste.
+
+It reads the user's Dim objects with the parser's own readers: which object is a Dim or a hint
+in this torch (exportcore.shapes.torch_dims) and a derived dim's ``A*root + B`` (exportcore.shapes.solve).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,17 @@ from typing import Any
 __all__ = ["replace_bounds", "render_spec", "dim_bounds", "spec_changes"]
 
 
+def _tds() -> Any:
+    import torch.export.dynamic_shapes as tds
+
+    return tds
+
+
 def _is_dim(value: Any) -> bool:
-    return type(value).__name__ in ("Dim", "_Dim", "_StaticDim") and hasattr(value, "__name__")
+    """A root Dim (named or static), not a derived one: what carries a name and bounds."""
+    from exportcore.shapes.torch_dims import is_dim
+
+    return is_dim(value, _tds()) and not _is_derived(value) and hasattr(value, "__name__")
 
 
 def _is_derived(value: Any) -> bool:
@@ -16,7 +29,9 @@ def _is_derived(value: Any) -> bool:
 
 
 def _is_hint(value: Any) -> bool:
-    return type(value).__name__ == "_DimHint"
+    from exportcore.shapes.torch_dims import is_hint
+
+    return is_hint(value, _tds())
 
 
 def _bound(value: Any) -> int | None:
@@ -126,19 +141,21 @@ def _source(value: Any) -> str:
     if _is_dim(value):
         return value.__name__
     if _is_hint(value):
-        kind = getattr(getattr(value, "type", None), "name", "AUTO")
-        lo, hi = _bound(getattr(value, "min", None)), _bound(getattr(value, "max", None))
+        from exportcore.shapes.torch_dims import hint_parts
+
+        kind, lo, hi = hint_parts(value)
+        lo, hi = _bound(lo), _bound(hi)
         args = ", ".join(f"{k}={v}" for k, v in (("min", lo), ("max", hi)) if v is not None)
-        return f"Dim.{kind}" + (f"({args})" if args else "")
+        return f"Dim.{kind.upper()}" + (f"({args})" if args else "")
     return repr(value)
 
 
 def _derived_source(value: Any) -> str:
-    import sympy
+    from exportcore.shapes.solve import coefficients, symbol
 
+    root = value.root.__name__
     try:
-        offset = int(value.fn(sympy.Integer(0)))
-        scale = int(value.fn(sympy.Integer(1))) - offset
+        scale, offset = coefficients(value.fn(symbol(root)), root)
     except Exception:  # noqa: BLE001 - an unusual fn: fall back to torch's own name
         return str(value.__name__)
     text = value.root.__name__ if scale == 1 else f"{scale} * {value.root.__name__}"
