@@ -187,3 +187,12 @@ def test_a_fix_that_does_not_export_is_only_suggested() -> None:
     assert fix.status == "suggested" and fix.exports == 1
     assert fix.reason.startswith("exported, but its checks failed: [numerics] numerics: ValueMismatch: outputs differ")
     assert "h = Dim('h', min=33, max=128)" in fix.dynamic_shapes
+
+
+def test_a_rendered_spec_reads_as_the_user_wrote_it_on_every_torch():
+    # torch 2.6/2.7 spell hints as enum members (no .type): Dim.DYNAMIC and Dim.STATIC once read Dim.AUTO
+    b = Dim("b", min=2, max=8)
+    spec = {"x": {0: Dim.DYNAMIC, 1: Dim.STATIC, 2: 2 * b + 1, 3: b, 4: Dim.AUTO}}
+    assert render_spec(spec) == ("b = Dim('b', min=2, max=8)\n"
+                                 "dynamic_shapes={'x': {0: Dim.DYNAMIC, 1: Dim.STATIC, 2: 2 * b + 1, 3: b, 4: Dim.AUTO}}")
+    assert dim_bounds(spec) == {"b": (2, 8)}
