@@ -39,7 +39,7 @@ from pytest_export.options import OPTIONS, add_options, resolve
 from pytest_export.parametrize import parametrize_modes
 from pytest_export.reporting.options import add_options as add_report_options
 from pytest_export.reporting.options import reporting_wanted
-from pytest_export.session_state import ITEM_RECORDS, RECORDS, SELECTED, distributed
+from pytest_export.session_state import ITEM_PENDING, ITEM_RECORDS, RECORDS, SELECTED, distributed
 from pytest_export.distributed.threads import share_threads
 from pytest_export.distributed.xdist_workers import XdistController, is_worker, publish_selected
 
@@ -189,14 +189,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         crash = getattr(report.longrepr, "reprcrash", None)
         if crash is not None:
             crash.message = call.excinfo.value.headline  # the short summary line
-    records = item.stash.get(ITEM_RECORDS, None)
-    if records:
-        from pytest_export.settle import settle_verdict
+    records = item.stash.get(ITEM_RECORDS, None) or []  # export_check's and the mixin's: final as made
+    pending = item.stash.get(ITEM_PENDING, None)
+    if pending:
+        from pytest_export.settle import settle
 
-        for record in records:
-            if record.source == "marker":
-                settle_verdict(item, record, report, call.excinfo)  # pytest's xfail, warnings as errors, ...
+        records = records + [settle(p, report, call.excinfo) for p in pending]  # pytest's xfail, warnings, ...
+    if records:
         item.stash[ITEM_RECORDS] = []
+        item.stash[ITEM_PENDING] = []
     else:
         mode = item_mode(item)
         if mode is None or call.when not in ("setup", "call") or report.passed:

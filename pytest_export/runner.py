@@ -24,7 +24,7 @@ from pytest_export.marker import ExportSpec, item_case_id
 from pytest_export.options import RunOptions
 from pytest_export.results.records import Expectation, Record
 from pytest_export.results.sanitize import clean_text, shown_text
-from pytest_export.session_state import ITEM_RECORDS
+from pytest_export.session_state import ITEM_PENDING, ITEM_RECORDS
 from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
@@ -241,8 +241,11 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
         from pytest_export.settle import refer_to_earlier
 
         exc = refer_to_earlier(item, case_id, mode, exc, full=wants_traceback(item.config))
-    add_record(item, Record.make(item.nodeid, case_id, mode, verdict, outcome, expect=expect,
-                                 duration=time.perf_counter() - start))
+    from pytest_export.settle import Pending
+
+    # The record is made once pytest has had its last word (pytest_runtest_makereport: settle.settle).
+    item.stash.setdefault(ITEM_PENDING, []).append(
+        Pending(item.nodeid, case_id, mode, verdict, outcome, expect, time.perf_counter() - start))
     if exc is not None:
         raise exc
 

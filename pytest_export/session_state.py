@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-__all__ = ["ITEM_RECORDS", "RECORDS", "SELECTED", "distributed"]
+__all__ = ["ITEM_PENDING", "ITEM_RECORDS", "RECORDS", "SELECTED", "distributed"]
 
 #: Controller-side list of records, in arrival order (the reporter sorts them).
 RECORDS = pytest.StashKey[list]()
@@ -17,6 +17,9 @@ SELECTED = pytest.StashKey[set]()
 #: Records produced while an item ran (pytest_export.results.records.Record); attached to its report in
 #: pytest_runtest_makereport.
 ITEM_RECORDS = pytest.StashKey[list]()
+#: A marker test's results awaiting pytest's last word (pytest_export.settle.Pending): its record is
+#: made, verdict settled, in pytest_runtest_makereport.
+ITEM_PENDING = pytest.StashKey[list]()
 
 
 def distributed(config: pytest.Config) -> bool:

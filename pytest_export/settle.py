@@ -1,7 +1,10 @@
-"""Make a marker test's record say what pytest reported for it.
+"""Make a marker test's record, once, with what pytest reported for it.
 
-The engine decides a verdict before pytest has the last word: pytest's own ``xfail``
-marker, a warnings filter or another plugin can still change the test's outcome.
+The engine proposes a verdict before pytest has the last word: pytest's own ``xfail``
+marker, a warnings filter or another plugin can still change the test's outcome. So the
+runner leaves a :class:`Pending` result on the item and :func:`settle`, called from
+``pytest_runtest_makereport``, makes the record with the final verdict; its junit properties
+are set from it there too (pytest_export.reporting.junit.set_properties).
 
 One failure, shown once (:func:`refer_to_earlier`): a data-dependent branch fails the same way in non_strict
 and training (and often strict): the same message, hint, ExportDB rewrite and torch detail, dozens of lines
@@ -13,25 +16,41 @@ in full (each with its own torch traceback). Per process: under xdist a case's m
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from exportcore.failures import failed_after_export
+from exportcore.outcome import Outcome
 from pytest_export.results.records import Expectation, Record
 from pytest_export.results.sanitize import clean_text
 
-__all__ = ["refer_to_earlier", "settle_verdict"]
+__all__ = ["Pending", "refer_to_earlier", "settle"]
 
 
-def settle_verdict(item: pytest.Item, record: Record, report: pytest.TestReport, excinfo: Any) -> None:
-    """Make a marker test's record say what pytest reported for it (after xfail handling).
+@dataclass
+class Pending:
+    """A marker test's result before pytest's last word: the engine's outcome and the verdict it proposes."""
 
-    pytest's own ``xfail`` marker turns a failing export into XFAIL and a passing one into
-    XPASS; another plugin or a warnings filter can fail a test whose export passed. The
-    record, and so the matrix, the reports and the gate, follow pytest.
+    test: str
+    case: str
+    mode: str
+    proposed: str  # the verdict runner.judge gave, before pytest's xfail, warnings filters and other plugins
+    outcome: Outcome
+    expect: Expectation | None
+    duration: float
+
+
+def settle(pending: Pending, report: pytest.TestReport, excinfo: Any) -> Record:
+    """Return the marker test's record, its verdict what pytest reported for it (after xfail handling).
+
+    The one place a marker record's verdict is decided: pytest's own ``xfail`` marker turns a
+    failing export into XFAIL and a passing one into XPASS; another plugin or a warnings filter
+    can fail a test whose export passed. The record, and so the matrix, the reports, the gate and
+    the junit properties, follow pytest.
     """
-    verdict = record.verdict
+    verdict, expect, outcome = pending.proposed, pending.expect, pending.outcome
     xfail = getattr(report, "wasxfail", None)
     if report.skipped:
         settled = "xfailed" if xfail is not None else "skipped"
@@ -41,16 +60,15 @@ def settle_verdict(item: pytest.Item, record: Record, report: pytest.TestReport,
         settled, xfail = "xpassed", str(report.longrepr)[len("[XPASS(strict)]"):].strip()
     else:
         settled = verdict if verdict in ("failed", "error", "timeout", "crashed", "xpassed") else "failed"
-    if settled == verdict:
-        return
-    record.verdict = settled
-    if xfail is not None and record.expect is None:
-        record.expect = Expectation(clean_text(f"pytest.mark.xfail: {xfail}".rstrip(": ")))
-    outcome = record.outcome
-    if settled == "failed" and outcome is not None and outcome.failure is None:
-        exc_type = excinfo.typename if excinfo is not None else "Failed"
-        text = clean_text(str(excinfo.value) if excinfo is not None else str(report.longrepr))
-        outcome.failure = failed_after_export(clean_text(exc_type), text)
+    if settled != verdict:
+        if xfail is not None and expect is None:
+            expect = Expectation(clean_text(f"pytest.mark.xfail: {xfail}".rstrip(": ")))
+        if settled == "failed" and outcome.failure is None:
+            exc_type = excinfo.typename if excinfo is not None else "Failed"
+            text = clean_text(str(excinfo.value) if excinfo is not None else str(report.longrepr))
+            outcome.failure = failed_after_export(clean_text(exc_type), text)
+    return Record.make(pending.test, pending.case, pending.mode, settled, outcome, expect=expect,
+                       duration=pending.duration)
 
 
 #: (case id, failure text without its first line) -> the mode whose report showed it in full.
