@@ -40,7 +40,7 @@ def test_a_test_file_with_a_non_utf8_name_is_checked_like_any_other(project: pyt
 
 
 def test_a_shapes_collection_returned_by_a_test_passes(project: pytest.Pytester, verdicts) -> None:
-    # README: ShapesCollection is supported. It is keyed by the identity of the returned tensors.
+    # docs/reference.md: ShapesCollection is supported. It is keyed by the identity of the returned tensors.
     project.makepyfile(test_collection="""
         import pytest
         import torch
