@@ -15,7 +15,8 @@ and checks that every (case, mode) has the same verdict cold and warm and that n
 model came from the cache. The examples are copied to a temporary folder first; the repository is never
 edited. Targets' columns are deselected (``-k``) on every side: the bare side has no runtime to lower to.
 
-Usage: ``python benchmarks/warm_cost.py [--suite examples|exportdb|both] [-n N]``.
+Usage: ``python benchmarks/warm_cost.py [--suite examples|exportdb|both] [-n N] [--files F ...]``
+(``--files``: only these files of examples/, which must include the edited one).
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", choices=("examples", "exportdb", "both"), default="both")
     parser.add_argument("-n", dest="workers", default="0", help="pytest-xdist workers per session (default 0)")
+    parser.add_argument("--files", nargs="+", metavar="FILE",
+                        help=f"only these files of examples/ (must include {EDITED_FILE})")
     args = parser.parse_args()
     extra = ["-n", args.workers] if args.workers != "0" else ["-p", "no:xdist"]
     print(f"machine: {machine()}")
@@ -107,6 +110,13 @@ def main() -> int:
         if args.suite in ("examples", "both"):
             suite = work / "examples"
             shutil.copytree(ROOT / "examples", suite, ignore=shutil.ignore_patterns("__pycache__"))
+            if args.files:
+                if EDITED_FILE not in args.files:
+                    raise SystemExit(f"--files must include {EDITED_FILE} (the model the run edits)")
+                for test_file in suite.glob("test_*.py"):
+                    if test_file.name not in args.files:
+                        test_file.unlink()
+                print(f"examples/ files: {', '.join(sorted(args.files))}")
             if not (suite / EDITED_FILE).read_text().count("nn.ReLU()"):
                 raise SystemExit(f"examples/{EDITED_FILE} has no nn.ReLU() to edit")
             ok &= run_suite("examples", suite, work, extra)
