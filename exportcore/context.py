@@ -41,7 +41,6 @@ class RuntimeSide:
     tolerance: tuple[float | None, float | None] = (None, None)
     #: The program writes buffers: runtimes keep them differently, so only its first call is compared.
     stateful: bool = False
-    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -289,7 +289,7 @@ def warn_findings(item: pytest.Item, outcome: Outcome) -> None:
         except Warning as exc:
             if outcome.status == "passed":
                 outcome.status = "failed"
-                outcome.failure = finding_filtered_to_error(f.kind, type(exc).__name__, clean_text(str(exc)))
+                outcome.failure = finding_filtered_to_error(f.kind, type(exc).__name__, str(exc))
             return
 
 

@@ -24,7 +24,6 @@ import pytest
 from exportcore.failures import failed_after_export
 from exportcore.outcome import Outcome
 from pytest_export.results.records import Expectation, Record
-from pytest_export.results.sanitize import clean_text
 
 __all__ = ["Pending", "refer_to_earlier", "settle"]
 
@@ -62,11 +61,12 @@ def settle(pending: Pending, report: pytest.TestReport, excinfo: Any) -> Record:
         settled = verdict if verdict in ("failed", "error", "timeout", "crashed", "xpassed") else "failed"
     if settled != verdict:
         if xfail is not None and expect is None:
-            expect = Expectation(clean_text(f"pytest.mark.xfail: {xfail}".rstrip(": ")))
+            expect = Expectation(f"pytest.mark.xfail: {xfail}".rstrip(": "))
         if settled == "failed" and outcome.failure is None:
             exc_type = excinfo.typename if excinfo is not None else "Failed"
-            text = clean_text(str(excinfo.value) if excinfo is not None else str(report.longrepr))
-            outcome.failure = failed_after_export(clean_text(exc_type), text)
+            text = str(excinfo.value) if excinfo is not None else str(report.longrepr)
+            outcome.failure = failed_after_export(exc_type, text)
+    # Record.make makes every text encodable (the codec's encoder): a message needs no cleaning before
     return Record.make(pending.test, pending.case, pending.mode, settled, outcome, expect=expect,
                        duration=pending.duration)
 

@@ -42,10 +42,11 @@ def describe_program(ctx: Run, ep: Any) -> None:
     """Read the program's facts once: its ranges (numbers on the Run, text on the outcome), its input
     shapes, torch's symbols by the user's dim names, and its graph statistics."""
     ctx.ranges = exported_ranges(ep)
-    ctx.exported_shapes = exported_input_shapes(ep, ctx.args, ctx.kwargs)
-    try:
-        ctx.symbols = symbol_names(ctx.spec, ctx.exported_shapes)
-    except Exception:  # noqa: BLE001 - naming is cosmetic: messages and ranges keep torch's symbols
-        ctx.symbols = {}
+    if ctx.spec is not None:  # what reads them (the checks of a declared spec, the dim names) needs one
+        ctx.exported_shapes = exported_input_shapes(ep, ctx.args, ctx.kwargs)
+        try:
+            ctx.symbols = symbol_names(ctx.spec, ctx.exported_shapes)
+        except Exception:  # noqa: BLE001 - naming is cosmetic: messages and ranges keep torch's symbols
+            ctx.symbols = {}
     ctx.outcome.range_constraints = {symbol: r.text() for symbol, r in ctx.ranges.items()}
     ctx.outcome.graph = graph_stats(ep)

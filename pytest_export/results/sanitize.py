@@ -12,7 +12,7 @@ from typing import Any
 
 from exportcore.codec import encodable
 
-__all__ = ["clean_text", "clean_tree", "shown_text"]
+__all__ = ["clean_text", "shown_text"]
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?")
 # C0 controls except tab and newline, DEL, C1 controls.
@@ -21,17 +21,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 #: Text with what UTF-8 cannot encode escaped: the codec's own (it cleans every string it encodes).
 clean_text = encodable
-
-
-def clean_tree(value: Any) -> Any:
-    """Return a copy of a JSON-like tree with every string (keys included) passed through clean_text."""
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, dict):
-        return {clean_tree(k): clean_tree(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [clean_tree(v) for v in value]
-    return value
 
 
 def shown_text(value: Any) -> str:
