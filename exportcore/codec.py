@@ -5,8 +5,9 @@ is rendered and gated, so a wrong document must be refused before anything reads
 the path of the field at fault (``records[3].outcome.failure.stage must be str, got int``).
 The dataclasses' type hints are the schema: a new field is validated the day it is added,
 with no name -> type table to keep in step. Two facts the types cannot say go in the field's
-metadata: :func:`one_of` (a closed set of values) and :func:`version` (a schema stamp that a
-document must carry and that is checked before anything else in it).
+metadata: :func:`one_of` (a closed set of values, exportcore.vocab's; enforced on encode and on decode)
+and :func:`version` (a schema stamp that a document must carry and that is checked before anything
+else in it).
 
 Supported hints: str, int, float (an int is accepted and widened), bool, Any, ``X | None``,
 ``list[X]``, ``dict[str, X]`` and nested dataclasses. Pure Python: imports neither torch nor pytest.
@@ -55,10 +56,17 @@ def encode(value: Any, where: str = "value") -> Any:
     surrogate (``os.fsdecode`` of non-UTF-8 bytes) would break every report writer and xdist's
     transport, so text is cleaned here, in the one encoder, and nowhere else.
     Subclasses of str/int/float are narrowed to the builtin: execnet (xdist) refuses e.g. torch's
-    ``TorchVersion(str)``. Anything else is a TypeError naming its path.
+    ``TorchVersion(str)``. Anything else is a TypeError naming its path. A field's :func:`one_of`
+    holds here as on decode (a SchemaError naming its path): a writer that spells a stage or a
+    verdict outside the vocabulary fails where it writes, not in whoever reads the file later.
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: encode(getattr(value, f.name), f"{where}.{f.name}") for f in dataclasses.fields(value)}
+        out = {}
+        for f in dataclasses.fields(value):
+            item, path = getattr(value, f.name), f"{where}.{f.name}"
+            _check_choice(f, item, path)
+            out[f.name] = encode(item, path)
+        return out
     if isinstance(value, dict):
         return {encodable(str(k)): encode(v, f"{where}[{k!r}]") for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -74,7 +82,8 @@ def encode(value: Any, where: str = "value") -> Any:
 
 
 def decode(cls: type[T], data: Any, where: str) -> T:
-    """Return the ``cls`` instance ``data`` describes; raise SchemaError naming the field path (``where`` first)."""
+    """Return the ``cls`` instance ``data`` describes; raise SchemaError naming the field path (``where`` first;
+    ``""`` names a document's fields bare: ``records[3].verdict``)."""
     return _object(cls, data, where)
 
 
@@ -92,28 +101,26 @@ def _required(f: dataclasses.Field[Any]) -> bool:
 
 def _object(cls: type, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
-        raise SchemaError(f"{where} must be an object, got {_kind(data)}")
+        raise SchemaError(f"{where or 'the document'} must be an object, got {_kind(data)}")
     fields, hints = _schema(cls)
     for f in fields:
         if "version" in f.metadata and data.get(f.name) != f.metadata["version"]:
-            raise SchemaError(f"{where}: {f.name} {data.get(f.name)!r} is not supported "
+            raise SchemaError(f"{_at(where)}{f.name} {data.get(f.name)!r} is not supported "
                               f"(expected {f.metadata['version']})")
     names = {f.name for f in fields}
     unknown = [k for k in data if k not in names]
     if unknown:
-        raise SchemaError(f"{where}: unknown field(s) {unknown}")
+        raise SchemaError(f"{_at(where)}unknown field(s) {unknown}")
     missing = [f.name for f in fields if f.name not in data and _required(f)]
     if missing:
-        raise SchemaError(f"{where}: missing field(s) {missing}")
+        raise SchemaError(f"{_at(where)}missing field(s) {missing}")
     kwargs: dict[str, Any] = {}
     for f in fields:
         if f.name not in data:
             continue
-        path = f"{where}.{f.name}"
+        path = f"{where}.{f.name}" if where else f.name  # "": a document's own fields
         value = _value(hints[f.name], data[f.name], path)
-        choices = f.metadata.get("choices")
-        if choices is not None and value not in choices:
-            raise SchemaError(f"{path} must be one of {choices}, got {value!r}")
+        _check_choice(f, value, path)
         kwargs[f.name] = value
     return cls(**kwargs)
 
@@ -155,6 +162,16 @@ def _value(hint: Any, value: Any, where: str, nullable: bool = False) -> Any:
             return value
         raise SchemaError(f"{where} must be {hint.__name__}{_or_null(nullable)}, got {_kind(value)}")
     raise TypeError(f"{where}: the codec does not support the type {hint!r}")
+
+
+def _check_choice(f: dataclasses.Field[Any], value: Any, where: str) -> None:
+    choices = f.metadata.get("choices")
+    if choices is not None and value not in choices:
+        raise SchemaError(f"{where} must be one of {choices}, got {value!r}")
+
+
+def _at(where: str) -> str:
+    return f"{where}: " if where else ""
 
 
 def _or_null(nullable: bool) -> str:

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from exportcore import vocab
 from exportcore.codec import SchemaError, decode, encode, one_of, version
 
 __all__ = [
@@ -33,32 +34,8 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 
-#: passed: every enabled check held. failed: the model runs in eager but export or a
-#: check failed. error: the case itself is broken (eager failure, bad input).
-#: timeout / crashed: the case was stopped or its process died.
-STATUSES = ("passed", "failed", "error", "timeout", "crashed", "skipped")
-
-#: verified: the corrected spec exports and its accept/reject checks pass; suggested: it did not.
-FIX_STATUSES = ("verified", "suggested")
-
-#: Pipeline stages in execution order; a failure names exactly one of them.
-STAGES = (
-    "input",  # validating the user's case (args, dynamic_shapes, mode)
-    "eager",  # eager reference run
-    "capture",  # torch.export.export
-    "constraints",  # constraint solving (dynamic shape violations)
-    "decompose",  # run_decompositions() to core ATen
-    "serialize",  # torch.export.save / load round trip
-    "module",  # ExportedProgram.module()
-    "run",  # calling the exported module
-    "numerics",  # outputs differ from eager
-    "training",  # gradients / buffer mutations differ from eager
-    "guards",  # accept / reject checks on concrete shapes
-    "state",  # parameter / buffer parity
-    "lower",  # a target: lowering / compiling the exported program (exportcore.targets)
-    "load",  # a target: loading the artifact in its runtime
-    "test",  # the export passed; the test failed on something else (a hook, a fixture, a warnings filter)
-)
+# The closed sets live in exportcore.vocab (the codec enforces them); re-exported for their readers.
+STATUSES, FIX_STATUSES, STAGES = vocab.STATUSES, vocab.FIX_STATUSES, vocab.STAGES
 
 
 @dataclass
@@ -74,7 +51,9 @@ class SourceLocation:
 
 @dataclass
 class Failure:
-    stage: str
+    stage: str = field(metadata=one_of(vocab.STAGES))
+    #: Open to a plugin's own mode (pytest_export_run), so not enforced by the codec; the engine's
+    #: writers use vocab.CATEGORIES only (tests/test_vocab.py walks them).
     category: str
     exc_type: str
     message: str  # first line, for headlines
@@ -96,8 +75,8 @@ class Failure:
 class Finding:
     """Something torch let through or changed that the user should know about."""
 
-    kind: str  # e.g. "specialized", "narrowed", "dtype_accepted", "size01_accepted", "state_missing"
-    severity: str  # "warning" or "error"
+    kind: str = field(metadata=one_of(vocab.FINDING_KINDS))
+    severity: str = field(metadata=one_of(vocab.SEVERITIES))
     message: str
     input: str | None = None  # pytree path of the input concerned, e.g. "args[0]"
 

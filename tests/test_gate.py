@@ -17,16 +17,16 @@ def baseline(*records):
 
 
 def keys(entries):
-    return [(e["case"], e["mode"]) for e in entries]
+    return [(e.case, e.mode) for e in entries]
 
 
 def test_passed_then_failed_is_a_regression_with_its_headline():
     result = compare(baseline(make_record(A, "strict")), [make_record(A, "strict", "failed")], Scope())
     assert result.failed
     [entry] = result.regressions
-    assert (entry["case"], entry["mode"], entry["before"], entry["after"]) == (A, "strict", "passed", "failed")
-    assert entry["headline"].startswith("[capture] data-dependent: torch._dynamo.exc.UserError")
-    assert entry["headline"].endswith("at tests/test_a.py:12")
+    assert (entry.case, entry.mode, entry.before, entry.after) == (A, "strict", "passed", "failed")
+    assert entry.headline.startswith("[capture] data-dependent: torch._dynamo.exc.UserError")
+    assert entry.headline.endswith("at tests/test_a.py:12")
 
 
 @pytest.mark.parametrize("now", ["failed", "xfailed", "error", "timeout", "crashed"])

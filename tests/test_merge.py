@@ -14,7 +14,8 @@ from pytest_export.__main__ import main
 from pytest_export.results.gate import Scope
 from pytest_export.results.merge import merge_reports
 from pytest_export.rendering.formats import write_report
-from pytest_export.results.report import build_report, load_report
+from pytest_export.results.report import build_report, load_report, report_document
+from pytest_export.results.schema import MergeEntry
 
 A = "tests/test_a.py::test_mlp"
 B = "tests/test_b.py::test_conv[4]"
@@ -22,9 +23,9 @@ B = "tests/test_b.py::test_conv[4]"
 
 def content(report):
     """Return what must agree between runs: everything but environment, timings and durations."""
-    out = {k: v for k, v in report.items() if k not in ("environment", "scope")}
+    out = {k: v for k, v in report_document(report).items() if k not in ("environment", "scope")}
     out["records"] = []
-    for r in report["records"]:
+    for r in report.records:
         r = dataclasses.replace(r, duration=0.0)
         if r.outcome:
             r.outcome = dataclasses.replace(r.outcome, timings={})
@@ -33,7 +34,7 @@ def content(report):
 
 
 def shard(records, files):
-    return build_report(records, scope=Scope(files=set(files), deselected=set()).to_dict(),
+    return build_report(records, scope=Scope(files=set(files), deselected=set()).to_doc(),
                         environment={"host": str(files)})
 
 
@@ -45,23 +46,23 @@ def test_merging_file_shards_equals_the_unsharded_report():
     merged = merge_reports([("b.json", b), ("a.json", a)])
     assert not merged.duplicates and not merged.conflicts
     assert content(merged.report) == content(whole)
-    assert merged.report["scope"] == whole["scope"]
-    assert [e["source"] for e in merged.report["environment"]["merged_from"]] == ["b.json", "a.json"]
+    assert merged.report.scope == whole.scope
+    assert [e["source"] for e in merged.report.environment["merged_from"]] == ["b.json", "a.json"]
 
 
 def test_same_verdict_twice_is_a_duplicate_kept_once():
     rec = make_record(A, "strict")
     merged = merge_reports([("1.json", build_report([rec])), ("2.json", build_report([dataclasses.replace(rec, duration=9.0)]))])
-    assert [(d["case"], d["mode"], d["sources"]) for d in merged.duplicates] == [(A, "strict", ["1.json", "2.json"])]
-    assert len(merged.report["records"]) == 1 and merged.report["records"][0].duration == 0.5
+    assert [(d.case, d.mode, d.sources) for d in merged.duplicates] == [(A, "strict", ["1.json", "2.json"])]
+    assert len(merged.report.records) == 1 and merged.report.records[0].duration == 0.5
 
 
 def test_different_verdicts_conflict_and_the_failing_record_is_kept():
     merged = merge_reports([("1.json", build_report([make_record(A, "strict")])),
                             ("2.json", build_report([make_record(A, "strict", "failed")]))])
-    assert merged.conflicts == [{"case": A, "mode": "strict", "sources": ["1.json", "2.json"],
-                                 "verdicts": {"1.json": ["passed"], "2.json": ["failed"]}}]
-    assert [r.verdict for r in merged.report["records"]] == ["failed"]
+    assert merged.conflicts == [MergeEntry(case=A, mode="strict", sources=["1.json", "2.json"],
+                                           verdicts={"1.json": ["passed"], "2.json": ["failed"]})]
+    assert [r.verdict for r in merged.report.records] == ["failed"]
 
 
 def test_merge_gates_the_union_and_knows_what_each_shard_collected():
@@ -69,10 +70,10 @@ def test_merge_gates_the_union_and_knows_what_each_shard_collected():
     a = shard([make_record(A, "strict", "failed")], {"tests/test_a.py"})
     b = shard([make_record(B, "strict")], {"tests/test_b.py"})
     merged = merge_reports([("a.json", a), ("b.json", b)], baseline=("base.json", base), shards=2)
-    gate = merged.report["gate"]
-    assert gate["failed"] and [(e["case"], e["mode"]) for e in gate["regressions"]] == [(A, "strict")]
+    gate = merged.report.gate
+    assert gate.failed and [(e.case, e.mode) for e in gate.regressions] == [(A, "strict")]
     # test_b.py was collected by shard b and has no training record: vanished, not silently ignored.
-    assert [(e["case"], e["mode"]) for e in gate["vanished"]] == [(B, "training")]
+    assert [(e.case, e.mode) for e in gate.vanished] == [(B, "training")]
 
 
 def test_a_test_deselected_in_one_shard_and_run_in_another_is_not_deselected():
@@ -81,13 +82,13 @@ def test_a_test_deselected_in_one_shard_and_run_in_another_is_not_deselected():
     b = build_report([make_record(B, "strict")],
                      scope=Scope(files={"tests/test_b.py"}, deselected={f"{A}[strict]"}).to_dict())
     merged = merge_reports([("a", a), ("b", b)])
-    assert merged.report["scope"]["deselected"] == []
+    assert merged.report.scope.deselected == []
 
 
 def test_incomplete_shard_makes_the_merge_incomplete():
     a = build_report([make_record(A, "strict")], complete=False, stop_reason="interrupted")
     merged = merge_reports([("a.json", a), ("b.json", build_report([make_record(B, "strict")]))])
-    assert merged.report["complete"] is False and "a.json: interrupted" in merged.report["stop_reason"]
+    assert merged.report.complete is False and "a.json: interrupted" in merged.report.stop_reason
 
 
 @pytest.fixture
@@ -95,7 +96,7 @@ def files(tmp_path):
     base = build_report([make_record(A, "strict"), make_record(B, "strict", "failed")])
     paths = {}
     for name, records in {
-        "base": base["records"],
+        "base": base.records,
         "ok_a": [make_record(A, "strict")],
         "ok_b": [make_record(B, "strict")],
         "bad_a": [make_record(A, "strict", "failed")],
@@ -226,12 +227,12 @@ def test_an_allowed_missing_shard_fails_the_gate_with_its_keys_missing(files, ca
            "unknown": "the number of shards is unknown"}[declared]
     assert why in out and "1 baseline key(s)" in err
     merged = load_report(tmp / "m.json")
-    assert merged["gate"]["failed"] and [e["case"] for e in merged["gate"]["missing"]] == ["tests/test_c.py::test_c"]
+    assert merged.gate.failed and [e.case for e in merged.gate.missing] == ["tests/test_c.py::test_c"]
     if declared != "unknown":
-        assert merged["complete"] is False and why in merged["stop_reason"]
+        assert merged.complete is False and why in merged.stop_reason
         # and without a baseline: written, but never "complete"
         assert main(["merge", *paths, "-o", str(tmp / "n.json"), *extra, *allow]) == 0
-        assert load_report(tmp / "n.json")["complete"] is False
+        assert load_report(tmp / "n.json").complete is False
 
 
 def test_one_shard_given_twice_is_an_error(files, capsys):

@@ -6,6 +6,7 @@ from exportcore.outcome import Outcome
 from pytest_export.results.records import Record
 from pytest_export.rendering.markdown import render_markdown
 from pytest_export.rendering.runtimes import runtime_tables, runtimes_html
+from pytest_export.results.report import build_report
 
 
 def record(mode: str, rows: list[dict[str, str]], case: str = "t.py::test_m") -> Record:
@@ -40,8 +41,7 @@ def test_html_and_markdown_show_the_table_and_mark_an_accepted_out_of_range_shap
     html = runtimes_html(tables)
     assert "Shapes × runtimes" in html and '<td class="v-failed">accepted</td>' in html
     assert runtimes_html({}) == ""
-    report = {"records": [record("onnx", ONNX)], "summary": {}, "runtimes": tables}
-    md = render_markdown(report)
+    md = render_markdown(build_report([record("onnx", ONNX)]))
     assert "| `args[0]=[67, 4]` | out of range (above_max:b) | rejected | ❌ **accepted** |" in md
     assert "| `args[0]=[4, 4]` | example | accepted | accepted |" in md  # right cells stay plain
     assert "❌ marks a broken cell" in md and "– : not tried" in md

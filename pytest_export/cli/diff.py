@@ -76,6 +76,6 @@ def run_diff(old: str, new: str, outputs: Sequence[str], *, verbose: bool = Fals
             return 2
     print(render_text(result, verbose=verbose))
     for side, report in (("OLD", before), ("NEW", after)):
-        if not report["complete"]:
+        if not report.complete:
             print(f"warning: {side} report is incomplete (its session was interrupted)", file=sys.stderr)
     return 1 if result.regressed else 0

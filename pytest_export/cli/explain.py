@@ -43,15 +43,15 @@ def run(args: argparse.Namespace) -> int:
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    failing = [r for r in report["records"] if r.verdict in PROBLEMS]
-    record = _pick(report["records"], failing, args.case)
+    failing = [r for r in report.records if r.verdict in PROBLEMS]
+    record = _pick(report.records, failing, args.case)
     if record is None:
         what = f"no record matches {args.case!r}" if args.case else "no failing record"
         print(f"error: {args.report}: {what}", file=sys.stderr)
         if failing:
             print("failing records:\n" + "\n".join(f"  {r.test}" for r in failing), file=sys.stderr)
         return 2
-    rootdir = args.rootdir or report.get("environment", {}).get("rootdir") or os.getcwd()
+    rootdir = args.rootdir or report.environment.get("rootdir") or os.getcwd()
     if not os.path.isdir(rootdir):
         print(f"error: rootdir {rootdir!r} of the report does not exist here; pass --rootdir", file=sys.stderr)
         return 2

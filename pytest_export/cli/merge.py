@@ -15,7 +15,7 @@ from pytest_export.cli.paths import clashing_paths, repeated_inputs
 from pytest_export.rendering.formats import report_format, write_report
 from pytest_export.results.gate import summary_lines
 from pytest_export.results.merge import MergeError, merge_reports
-from pytest_export.results.report import ReportError, load_report
+from pytest_export.results.report import ReportError, load_report, summarize
 
 __all__ = ["add_parser", "run"]
 
@@ -83,11 +83,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     for d in result.duplicates:
-        print(f"warning: duplicate record {d['case']} [{d['mode']}] in {', '.join(d['sources'])} (kept one)",
+        print(f"warning: duplicate record {d.case} [{d.mode}] in {', '.join(d.sources)} (kept one)",
               file=sys.stderr)
     for c in result.conflicts:
-        seen = ", ".join(f"{src}: {'/'.join(v)}" for src, v in c["verdicts"].items())
-        print(f"error: conflicting records for {c['case']} [{c['mode']}]: {seen}", file=sys.stderr)
+        seen = ", ".join(f"{src}: {'/'.join(v)}" for src, v in c.verdicts.items())
+        print(f"error: conflicting records for {c.case} [{c.mode}]: {seen}", file=sys.stderr)
     if result.conflicts and not args.allow_conflicts:
         print(f"error: {len(result.conflicts)} conflict(s); nothing written (use --allow-conflicts to keep "
               "the failing record)", file=sys.stderr)
@@ -98,12 +98,12 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             print(f"error: cannot write {path}: {exc}", file=sys.stderr)
             return 2
-    summary = result.report["summary"]
+    summary = summarize(result.report.records)
     counts = ", ".join(f"{n} {v}" for v, n in summary["verdicts"].items()) or "no records"
     print(f"merged {len(reports)} report(s): {summary['total']} records ({counts}) -> {', '.join(args.output)}")
     if result.missing_shards and result.gate is not None and result.gate.missing:
         print(f"error: {len(result.gate.missing)} baseline key(s) {result.missing_shards}", file=sys.stderr)
-    if not result.report["complete"]:
+    if not result.report.complete:
         print("warning: at least one shard report is incomplete (its session was interrupted)", file=sys.stderr)
     if result.gate is not None:
         print("\n".join(summary_lines(result.gate, verbose=args.verbose)))

@@ -62,9 +62,9 @@ def run(args: argparse.Namespace) -> int:
                   "when it ends (or its journal is recovered when it dies): nothing done", file=sys.stderr)
             status = 2
         elif report is not None:
-            crashed = sum(r.verdict == "crashed" for r in report["records"])
-            print(f"pytest-export: recovered {report_path} from its journal: {len(report['records'])} records "
-                  f"({crashed} crashed), incomplete: {report['stop_reason']}", file=sys.stderr)
+            crashed = sum(r.verdict == "crashed" for r in report.records)
+            print(f"pytest-export: recovered {report_path} from its journal: {len(report.records)} records "
+                  f"({crashed} crashed), incomplete: {report.stop_reason}", file=sys.stderr)
     return status
 
 

@@ -6,6 +6,7 @@ from typing import Any, Iterable
 
 from exportcore.outcome import STAGES
 from pytest_export.results.records import Record, failure_of
+from pytest_export.results.report import Report
 
 __all__ = ["categories_chart", "ops_chart", "stage_sorted", "stage_table"]
 
@@ -36,10 +37,10 @@ def _svg(bars: list[dict[str, Any]]) -> dict[str, Any]:
     return {"width": _WIDTH, "height": _ROW * len(bars) + 8, "bars": bars}
 
 
-def ops_chart(report: dict[str, Any]) -> dict[str, Any] | None:
+def ops_chart(report: Report) -> dict[str, Any] | None:
     """Return the op histogram of every exported graph, top ops first (None when no graph was exported)."""
     ops: dict[str, int] = {}
-    for r in report["records"]:
+    for r in report.records:
         graph = r.outcome.graph if r.outcome is not None else None
         for op, n in (graph.op_histogram if graph is not None else {}).items():
             ops[op] = ops.get(op, 0) + n
@@ -66,9 +67,9 @@ def _split_categories(records: list[Record]) -> list[tuple[str, int, int]]:
     return sorted(((k, u, x) for k, (u, x) in counts.items()), key=lambda t: (-(t[1] + t[2]), t[0]))
 
 
-def categories_chart(report: dict[str, Any]) -> dict[str, Any] | None:
+def categories_chart(report: Report) -> dict[str, Any] | None:
     """Return the failure-category bars: unexpected failures red, declared (expected) ones amber (None if none)."""
-    data = _split_categories(report["records"])
+    data = _split_categories(report.records)
     if not data:
         return None
     scale = (_WIDTH - _LABEL_W - 150) / (max(u + x for _, u, x in data) or 1)
@@ -87,10 +88,10 @@ def categories_chart(report: dict[str, Any]) -> dict[str, Any] | None:
     return _svg(bars)
 
 
-def stage_table(report: dict[str, Any]) -> list[tuple[str, str, str, str, int]]:
+def stage_table(report: Report) -> list[tuple[str, str, str, str, int]]:
     """Return per stage (stage, total s, mean s, max s, records), in pipeline order."""
     stages: dict[str, list[float]] = {}
-    for r in report["records"]:
+    for r in report.records:
         for stage, secs in (r.outcome.timings if r.outcome is not None else {}).items():
             stages.setdefault(stage, []).append(secs)
     return [(s, f"{sum(v):.2f}", f"{sum(v) / len(v):.3f}", f"{max(v):.3f}", len(v))

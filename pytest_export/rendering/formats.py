@@ -1,9 +1,9 @@
 """The report formats: one table, file extension -> renderer, and the one way a report is written.
 
 ``write_report(report, path)`` renders the report in the format ``path``'s extension names and
-writes it atomically. A renderer is ``render_X(report: dict) -> str``; it reads the report dict
-only (its ``records`` are typed Records) and imports neither pytest nor torch. The HTML and
-Markdown renderers are imported on first use only.
+writes it atomically. A renderer is ``render_X(report: Report) -> str``; it reads the typed report
+only, computes what it shows from the records (``summarize``, the runtimes tables) and imports
+neither pytest nor torch. The HTML and Markdown renderers are imported on first use only.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
-from pytest_export.results.report import atomic_write, report_document
+from pytest_export.results.report import Report, atomic_write, report_document
 
 __all__ = ["FORMATS", "render", "report_format", "write_report"]
 
@@ -36,11 +36,11 @@ def report_format(path: str | os.PathLike[str]) -> str:
     return suffix
 
 
-def _render_json(report: dict[str, Any]) -> str:
+def _render_json(report: Report) -> str:
     return json.dumps(report_document(report), indent=1, sort_keys=True) + "\n"
 
 
-def _renderers() -> dict[str, Callable[[dict[str, Any]], str]]:
+def _renderers() -> dict[str, Callable[[Report], str]]:
     """The format -> renderer table (a new format: its renderer here, its extension in FORMATS)."""
     # Imported here: the HTML/Markdown renderers are only needed when such a report is asked for.
     from pytest_export.rendering.html import render_html
@@ -49,7 +49,7 @@ def _renderers() -> dict[str, Callable[[dict[str, Any]], str]]:
     return {".json": _render_json, ".html": render_html, ".md": render_markdown}
 
 
-def render(report: dict[str, Any], fmt: str) -> str:
+def render(report: Report, fmt: str) -> str:
     """Return ``report`` rendered as ``fmt`` (".json", ".html" or ".md")."""
     renderers = _renderers()
     if fmt not in renderers:
@@ -57,7 +57,7 @@ def render(report: dict[str, Any], fmt: str) -> str:
     return renderers[fmt](report)
 
 
-def write_report(report: dict[str, Any], path: str | os.PathLike[str]) -> None:
+def write_report(report: Report, path: str | os.PathLike[str]) -> None:
     """Render ``report`` in the format named by ``path``'s extension and write it atomically.
 
     Missing directories are created, as pytest's --junitxml and the --export-report option do.

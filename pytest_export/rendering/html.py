@@ -14,6 +14,7 @@ from typing import Any
 from exportcore.outcome import Failure, Outcome
 from pytest_export.rendering.failure_text import exportdb_page
 from pytest_export.results.records import Record, failure_of, ordered_modes
+from pytest_export.results.report import Report, summarize
 from pytest_export.rendering.charts import categories_chart, ops_chart, stage_sorted, stage_table
 from pytest_export.rendering.findings import finding_rows, findings_badge, findings_section, unchecked
 from pytest_export.rendering.overview import anchors as _anchors, cap, cards, gate_banner, header, record_anchor
@@ -166,12 +167,12 @@ def _matrix(views: list[dict[str, Any]]) -> dict[str, Any]:
     return {"modes": modes, "rows": rows}
 
 
-def render_html(report: dict[str, Any]) -> str:
+def render_html(report: Report) -> str:
     """Return the report as a standalone HTML document."""
-    records = report["records"]
+    records = report.records
     anchors = _anchors(records)
-    summary = report.get("summary") or {}
-    docs = (report.get("environment") or {}).get("exportdb_docs")
+    summary = summarize(records)
+    docs = report.environment.get("exportdb_docs")
     page = _Page(docs=docs if isinstance(docs, str) else None)
     views = [_view(r, a) for r, a in zip(records, anchors)]
     bad = [v for v in views if v["problem"]]
@@ -182,9 +183,9 @@ def render_html(report: dict[str, Any]) -> str:
     page_html = render_page(
         "report.html.j2",
         title=f"pytest-export: {summary.get('verdicts', {}).get('passed', 0)}/{summary.get('total', 0)} passed",
-        header=header(report), cards=cards(summary, len(finding_rows(records))), gate=gate_banner(report.get("gate")),
+        header=header(report), cards=cards(summary, len(finding_rows(records))), gate=gate_banner(report.gate),
         bad=bad, matrix=_matrix(views), findings=findings_section(records, anchors),
-        runtimes=runtimes_section(report.get("runtimes") or runtime_tables(records)),
+        runtimes=runtimes_section(runtime_tables(records)),
         categories=categories_chart(report), xfail=xfail, ops=ops_chart(report), stages=stage_table(report),
         views=views, skipped=_skip_reasons(records),
     )

@@ -10,6 +10,8 @@ import re
 from typing import Any
 
 from pytest_export.results.records import EXPORTABLE, Record, failure_of, ordered_modes, worst
+from pytest_export.results.report import Report, summarize
+from pytest_export.results.schema import GateDoc
 from pytest_export.rendering.findings import findings_markdown, unchecked
 from pytest_export.rendering.runtimes import runtime_tables, runtimes_markdown
 from pytest_export.rendering.style import MODE_ORDER, PROBLEMS, VERDICT_MARK
@@ -50,8 +52,8 @@ def _code(value: Any, limit: int = MAX_TEXT, *, cell: bool = False) -> str:
     return f"{fence} {s} {fence}" if longest else f"`{s}`"
 
 
-def _summary_line(report: dict[str, Any]) -> str:
-    s = report.get("summary") or {}
+def _summary_line(report: Report) -> str:
+    s = summarize(report.records)
     verdicts = s.get("verdicts") or {}
     counts = ", ".join(f"{n} {v}" for v, n in verdicts.items()) or "no exportable tests"
     ran = sum(n for v, n in verdicts.items() if v != "skipped")
@@ -59,26 +61,25 @@ def _summary_line(report: dict[str, Any]) -> str:
         "skips not counted) · " if ran else ""
     line = (f"{rate}**{s.get('total', 0)} results** ({s.get('cases', 0)} cases × {len(s.get('modes', []))} modes): "
             f"{counts}")
-    if not report.get("complete", True):
-        line += f"  \n⚠️ **Incomplete run**: {_text(report.get('stop_reason') or 'the session was interrupted')}"
+    if not report.complete:
+        line += f"  \n⚠️ **Incomplete run**: {_text(report.stop_reason or 'the session was interrupted')}"
     return line
 
 
-def _gate(gate: dict[str, Any] | None) -> list[str]:
-    if not gate:
+def _gate(gate: GateDoc | None) -> list[str]:
+    if gate is None:
         return []
-    status = "❌ **failed**" if gate.get("failed") else "✅ passed"
+    status = "❌ **failed**" if gate.failed else "✅ passed"
     shown = ("regressions", "missing", "improvements", "vanished", "deselected")
-    counts = ", ".join(f"{len(gate.get(b) or [])} {b.replace('_', ' ')}" for b in shown
-                       if gate.get(b) is not None and (b != "missing" or gate.get(b)))
-    out = [f"**Gate** {status} vs {_code(gate.get('baseline', 'baseline'))}: {counts}", ""]
+    counts = ", ".join(f"{len(getattr(gate, b))} {b.replace('_', ' ')}" for b in shown if b != "missing" or gate.missing)
+    out = [f"**Gate** {status} vs {_code(gate.baseline or 'baseline')}: {counts}", ""]
     for bucket, label in (("regressions", "Regression"), ("missing", "Missing"), ("improvements", "Improvement"),
                           ("vanished", "Vanished")):
-        entries = gate.get(bucket) or []
+        entries = getattr(gate, bucket)
         for e in entries[:MAX_FAILURES]:
-            change = f"{e.get('before')} → {e.get('after')}" if e.get("after") else str(e.get("before"))
-            note = f": {_text(e['headline'])}" if e.get("headline") else ""
-            out.append(f"- **{label}** {_code(e['case'])} [{_text(e['mode'])}] {_text(change)}{note}")
+            change = f"{e.before} → {e.after}" if e.after else str(e.before)
+            note = f": {_text(e.headline)}" if e.headline else ""
+            out.append(f"- **{label}** {_code(e.case)} [{_text(e.mode)}] {_text(change)}{note}")
         if len(entries) > MAX_FAILURES:
             out.append(f"- … {len(entries) - MAX_FAILURES} more {label.lower()}s")
     out.append("")
@@ -167,24 +168,24 @@ def _failures(records: list[Record]) -> list[str]:
     return out
 
 
-def _categories(report: dict[str, Any]) -> list[str]:
-    cats = (report.get("summary") or {}).get("categories") or {}
+def _categories(report: Report) -> list[str]:
+    cats = summarize(report.records)["categories"]
     if not cats:
         return []
     return ["", "### Failure categories (expected failures included)", "", "| category | count |", "|---|---|",
             *(f"| {_code(k, cell=True)} | {v} |" for k, v in list(cats.items())[:30])]
 
 
-def render_markdown(report: dict[str, Any]) -> str:
+def render_markdown(report: Report) -> str:
     """Return the report as Markdown: pass rate and summary, gate, matrix, failures, skips, findings, categories."""
-    records = report["records"]
-    lines = ["## pytest-export", "", _summary_line(report), "", *_gate(report.get("gate"))]
+    records = report.records
+    lines = ["## pytest-export", "", _summary_line(report), "", *_gate(report.gate)]
     if records:
         from pytest_export.rendering.zoo_rates import rate_markdown
 
         lines += rate_markdown(records, MODE_ORDER)  # a zoo run leads with its pass rates
         lines += _matrix(records)
-        lines += runtimes_markdown(report.get("runtimes") or runtime_tables(records))
+        lines += runtimes_markdown(runtime_tables(records))
     lines += _failures(records) + _skipped(records) + findings_markdown(records, _code, _text, MAX_FAILURES) + _categories(report)
     text = "\n".join(lines) + "\n"
     if len(text.encode()) > MAX_BYTES:

@@ -10,6 +10,8 @@ import json
 from typing import Any
 
 from pytest_export.results.records import Record, record_key
+from pytest_export.results.report import Report
+from pytest_export.results.schema import GateDoc, GateEntry
 from pytest_export.rendering.style import PROBLEMS
 
 __all__ = ["anchors", "cap", "cards", "gate_banner", "header", "record_anchor"]
@@ -42,10 +44,10 @@ def anchors(records: list[Record]) -> list[str]:
     return out
 
 
-def header(report: dict[str, Any]) -> dict[str, Any]:
+def header(report: Report) -> dict[str, Any]:
     """Return the page header: environment (name, value) pairs and why the run is incomplete (None if it is not)."""
     env = []
-    for name, value in (report.get("environment") or {}).items():
+    for name, value in report.environment.items():
         if value is None:
             continue
         if name == "merged_from" and isinstance(value, list):
@@ -53,7 +55,7 @@ def header(report: dict[str, Any]) -> dict[str, Any]:
         elif isinstance(value, (list, dict)):
             value = json.dumps(value, sort_keys=True)
         env.append((name, cap(str(value), 300)))
-    incomplete = None if report.get("complete", True) else (report.get("stop_reason") or "the session was interrupted")
+    incomplete = None if report.complete else (report.stop_reason or "the session was interrupted")
     return {"env": env, "incomplete": incomplete}
 
 
@@ -75,31 +77,30 @@ def cards(summary: dict[str, Any], findings: int) -> list[tuple[str, Any, str, s
     return [(label, n, sub, cls, target.get(label, "matrix")) for label, n, sub, cls in out]
 
 
-def gate_banner(gate: dict[str, Any] | None) -> dict[str, Any] | None:
+def gate_banner(gate: GateDoc | None) -> dict[str, Any] | None:
     """Return the gate decision with its regressions and improvements (None without a gate)."""
-    if not gate:
+    if gate is None:
         return None
-    counts = ", ".join(f"{len(gate.get(b) or [])} {b.replace('_', ' ')}" for b in _GATE_COUNTS
-                       if b != "missing" or gate.get(b))
+    counts = ", ".join(f"{len(getattr(gate, b))} {b.replace('_', ' ')}" for b in _GATE_COUNTS
+                       if b != "missing" or gate.missing)
     buckets = []
     for bucket, label in _GATE_LISTS:
-        entries = gate.get(bucket) or []
+        entries = getattr(gate, bucket)
         if entries:
             buckets.append((label, len(entries), [_gate_entry(e) for e in entries[:_GATE_SHOWN]]))
     return {
-        "cls": "bad" if gate.get("failed") else "good",
-        "title": f"Gate {'FAILED' if gate.get('failed') else 'passed'} vs {gate.get('baseline', 'baseline')}",
+        "cls": "bad" if gate.failed else "good",
+        "title": f"Gate {'FAILED' if gate.failed else 'passed'} vs {gate.baseline or 'baseline'}",
         "counts": counts,
         "buckets": buckets,
     }
 
 
-def _gate_entry(e: dict[str, Any]) -> dict[str, Any]:
-    after = e.get("after")
+def _gate_entry(e: GateEntry) -> dict[str, Any]:
     return {
-        "anchor": record_anchor(e["case"], e["mode"]) if after else None,  # only a record still here has details
-        "case": e["case"],
-        "mode": e["mode"],
-        "change": f"{e.get('before')} → {after}" if after else str(e.get("before")),
-        "note": e.get("headline") or e.get("why") or "",
+        "anchor": record_anchor(e.case, e.mode) if e.after else None,  # only a record still here has details
+        "case": e.case,
+        "mode": e.mode,
+        "change": f"{e.before} → {e.after}" if e.after else str(e.before),
+        "note": e.headline or e.why or "",
     }

@@ -80,7 +80,7 @@ def recover_stale(path: Path, shown: str) -> str:
     report = recover_to(journal, path)
     if report is None:
         return ""
-    return f"pytest-export: recovered {shown} from the journal of a killed session ({report['stop_reason']})"
+    return f"pytest-export: recovered {shown} from the journal of a killed session ({report.stop_reason})"
 
 
 class JournalPlugin:

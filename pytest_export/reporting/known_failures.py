@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from pytest_export.results.report import Report
+
 __all__ = ["baseline_path", "known_failure", "read_baseline_records"]
 
 _KNOWN = pytest.StashKey["dict[tuple[str, str], Any] | None"]()
@@ -31,8 +33,8 @@ def baseline_path(config: pytest.Config) -> Path | None:
     return None
 
 
-def read_baseline_records(path: Path, name: str) -> dict[str, Any]:
-    """Return a baseline as a report (``records``): a baseline file or an older full report."""
+def read_baseline_records(path: Path, name: str) -> Report:
+    """Return a baseline as a report (its ``records``): a baseline file or an older full report."""
     from pytest_export.results.report import load_report
 
     return load_report(path, name)
@@ -62,7 +64,7 @@ def _load(config: pytest.Config) -> dict[tuple[str, str], Any] | None:
     from pytest_export.results.report import ReportError
 
     try:
-        records = read_baseline_records(path, path.name)["records"]
+        records = read_baseline_records(path, path.name).records
     except ReportError:
         return None  # the reporting plugin refuses the session with the reason
     return {record_key(r): r for r in records}

@@ -14,12 +14,14 @@ from typing import Any, Generator
 
 import pytest
 
+from exportcore.codec import encode
 from pytest_export.results.gate import GateResult, Scope, compare, summary_lines, updated_baseline
 from pytest_export.reporting.known_failures import baseline_path, read_baseline_records
 from pytest_export.marker import item_mode
 from pytest_export.results.records import Record, record_key
 from pytest_export.rendering.formats import report_format, write_report
-from pytest_export.results.report import ReportError, build_report, nodeid_file
+from pytest_export.results.report import Report, ReportError, build_report, nodeid_file
+from pytest_export.results.schema import ScopeDoc
 from pytest_export.reporting.environment import environment, run_modes
 from pytest_export.reporting.paths import check_writable, fail, parse_shard, same_file, shown
 from pytest_export.session_state import RECORDS, SELECTED
@@ -78,14 +80,14 @@ class ReportingPlugin:
         self.config.pluginmanager.register(plugin, "export-journal")
         return plugin
 
-    def _scope_dict(self) -> dict[str, Any]:
-        scope = self._scope().to_dict()
-        if self.shard is not None:
-            scope["shard"] = list(self.shard)
+    def _scope_doc(self) -> ScopeDoc:
+        scope = self._scope().to_doc()
+        scope.shard = None if self.shard is None else list(self.shard)
         return scope
 
     def _journal_scope(self) -> dict[str, Any]:
-        return {**self._scope_dict(), "selected": sorted(map(list, self.config.stash.get(SELECTED, set())))}
+        scope = encode(self._scope_doc(), "scope")
+        return {**scope, "selected": sorted(map(list, self.config.stash.get(SELECTED, set())))}
 
     def _refuse_report_over_baseline(self) -> None:
         # A report written over the baseline replaces the committed reference with one run's
@@ -100,7 +102,7 @@ class ReportingPlugin:
                     "to replace the baseline"
                 )
 
-    def _load_baseline(self) -> dict[str, Any] | None:
+    def _load_baseline(self) -> Report | None:
         path = self.baseline_path
         if path is None:
             if self.update:
@@ -197,10 +199,10 @@ class ReportingPlugin:
         report = build_report(
             self._records(),
             environment=environment(self.config, self._records(), time.time() - self.started),
-            scope=self._scope_dict(),
+            scope=self._scope_doc(),
             complete=not stop,
             stop_reason=stop,
-            gate=self.gate.to_dict() if self.gate else None,
+            gate=self.gate.to_doc() if self.gate else None,
         )
         for path in self.report_paths:
             self._write(report, path)
@@ -218,12 +220,12 @@ class ReportingPlugin:
             # run failed at what it was asked to do, which is pytest's 1 (3 is pytest's own crash).
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def _write_baseline(self, report: dict[str, Any]) -> None:
+    def _write_baseline(self, report: Report) -> None:
         from pytest_export.results.baseline import baseline_entries, dump_baseline
 
         path = self.baseline_path
         assert path is not None
-        text = dump_baseline(baseline_entries(report["records"]))
+        text = dump_baseline(baseline_entries(report.records))
         tmp = path.with_name(f".{path.name}.tmp")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -235,7 +237,7 @@ class ReportingPlugin:
         else:
             self.written.append(f"export baseline updated: {shown(path)}")
 
-    def _write(self, report: dict[str, Any], path: Path, what: str = "report") -> None:
+    def _write(self, report: Report, path: Path, what: str = "report") -> None:
         try:
             write_report(report, path)
         except OSError as exc:

@@ -127,7 +127,7 @@ def _recover(listing: str, status: int) -> None:
         if report is not None:
             shown = os.path.relpath(report_path)
             written.append(report_path if shown.startswith("..") else shown)
-            counts = (len(report["records"]), sum(r.verdict == "crashed" for r in report["records"]))
+            counts = (len(report.records), sum(r.verdict == "crashed" for r in report.records))
     if written:
         print(f"pytest-export: {signal_reason(status)}; wrote {', '.join(written)} from its journal: "
               f"{counts[0]} records ({counts[1]} crashed), marked incomplete", file=sys.stderr)

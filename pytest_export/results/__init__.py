@@ -1,7 +1,7 @@
 """Results: what a session found, as data. No pytest, no torch, no rendering.
 
 records (one typed Record per (case, mode)), expectation (an expected failure, which a record
-carries), report (the report dict: build, validate, load, atomic write), schema (its scope and gate
+carries), report (the typed Report: build, validate, load, atomic write), schema (its scope, gate and merge
 sections), runtimes (the shapes x runtimes tables a report keeps), gate (compare with a baseline),
 baseline (the baseline file), merge (shard reports into one), diff (two reports, case by case),
 journal (the crash journal's file format and recovery), unique_keys (one result per key), sanitize

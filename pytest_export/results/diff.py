@@ -17,6 +17,7 @@ from typing import Any
 
 from exportcore.outcome import Outcome
 from pytest_export.results.records import EXPORTABLE, Record, failure_of, record_key, worst
+from pytest_export.results.report import Report
 
 __all__ = ["GROUPS", "Entry", "DiffResult", "diff_reports", "torch_version", "TIME_RATIO", "TIME_MIN_S"]
 
@@ -82,18 +83,18 @@ class DiffResult:
         }
 
 
-def torch_version(report: dict[str, Any]) -> str:
+def torch_version(report: Report) -> str:
     """Return the torch version a report was made with ("unknown" when it does not say)."""
-    env = report.get("environment") or {}
+    env = report.environment
     versions = [env.get("torch")] + [m.get("torch") for m in env.get("merged_from") or [] if isinstance(m, dict)]
-    versions += [r.outcome.torch_version for r in report.get("records", []) if r.outcome is not None]
+    versions += [r.outcome.torch_version for r in report.records if r.outcome is not None]
     for v in versions:
         if isinstance(v, str) and v and v != "not loaded":
             return v
     return "unknown"
 
 
-def diff_reports(old: dict[str, Any], new: dict[str, Any], *, old_name: str = "old", new_name: str = "new") -> DiffResult:
+def diff_reports(old: Report, new: Report, *, old_name: str = "old", new_name: str = "new") -> DiffResult:
     """Return the grouped differences between two validated reports (``load_report`` output)."""
     before, after = _by_key(old), _by_key(new)
     result = DiffResult(
@@ -109,9 +110,9 @@ def diff_reports(old: dict[str, Any], new: dict[str, Any], *, old_name: str = "o
     return result
 
 
-def _by_key(report: dict[str, Any]) -> dict[tuple[str, str], Record]:
+def _by_key(report: Report) -> dict[tuple[str, str], Record]:
     grouped: dict[tuple[str, str], list[Record]] = {}
-    for r in report["records"]:
+    for r in report.records:
         grouped.setdefault(record_key(r), []).append(r)
     # Duplicate keys (a merged report): the failing record speaks, as in merge and the gate.
     return {key: worst(records) for key, records in grouped.items()}

@@ -13,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+from exportcore.codec import encode
 from pytest_export.results.records import EXPORTABLE, Record, failure_of, record_key, worst
-from pytest_export.results.report import GATE_BUCKETS, build_report, nodeid_file
+from pytest_export.results.report import GATE_BUCKETS, Report, build_report, nodeid_file
+from pytest_export.results.schema import GateDoc, GateEntry, ScopeDoc
 
 __all__ = ["Scope", "GateResult", "compare", "summary_lines", "updated_baseline", "BUCKETS"]
 
@@ -36,21 +38,38 @@ class Scope:
     tests: set[str] | None = None  # node ids collected and selected (None: unknown)
     ran: set[str] | None = None  # node ids that ran to the end (None: unknown)
 
+    def to_doc(self) -> ScopeDoc:
+        """Return what a report keeps of the scope (sorted lists; None where unknown)."""
+
+        def listed(values: set[str] | None) -> list[str] | None:
+            return None if values is None else sorted(values)
+
+        return ScopeDoc(files=listed(self.files), modes=listed(self.modes), deselected=listed(self.deselected),
+                        not_run=sorted([list(k) for k in self.not_run]), filtered=self.filtered,
+                        tests=listed(self.tests), ran=listed(self.ran))
+
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form stored in a report's "scope"."""
-        return {
-            "files": None if self.files is None else sorted(self.files),
-            "modes": None if self.modes is None else sorted(self.modes),
-            "deselected": None if self.deselected is None else sorted(self.deselected),
-            "not_run": sorted([list(k) for k in self.not_run]),
-            "filtered": self.filtered,
-            "tests": None if self.tests is None else sorted(self.tests),
-            "ran": None if self.ran is None else sorted(self.ran),
-        }
+        doc = encode(self.to_doc(), "scope")
+        del doc["shard"]  # the shard is the plugin's to add; this scope does not know it
+        return doc
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> Scope:
-        """Rebuild a Scope from a report's "scope" (missing fields mean unknown)."""
+    def from_doc(cls, doc: ScopeDoc) -> Scope:
+        """Return the working scope of a report's (missing lists mean unknown)."""
+
+        def opt_set(values: list[str] | None) -> set[str] | None:
+            return None if values is None else set(values)
+
+        return cls(files=opt_set(doc.files), modes=opt_set(doc.modes), deselected=opt_set(doc.deselected),
+                   not_run={(c, m) for c, m in doc.not_run or ()}, filtered=doc.filtered,
+                   tests=opt_set(doc.tests), ran=opt_set(doc.ran))
+
+    @classmethod
+    def from_dict(cls, data: ScopeDoc | dict[str, Any] | None) -> Scope:
+        """Rebuild a Scope from a report's scope, typed or its JSON form (missing fields mean unknown)."""
+        if isinstance(data, ScopeDoc):
+            return cls.from_doc(data)
         data = data or {}
 
         def opt_set(name: str) -> set[str] | None:
@@ -97,14 +116,14 @@ class GateResult:
     """The per-key comparison of a run with its baseline."""
 
     baseline: str
-    regressions: list[dict[str, Any]] = field(default_factory=list)
-    missing: list[dict[str, Any]] = field(default_factory=list)  # in no shard of a merge that lacks shards
-    improvements: list[dict[str, Any]] = field(default_factory=list)
-    skipped: list[dict[str, Any]] = field(default_factory=list)
-    vanished: list[dict[str, Any]] = field(default_factory=list)
-    not_run: list[dict[str, Any]] = field(default_factory=list)
-    deselected: list[dict[str, Any]] = field(default_factory=list)
-    new: list[dict[str, Any]] = field(default_factory=list)
+    regressions: list[GateEntry] = field(default_factory=list)
+    missing: list[GateEntry] = field(default_factory=list)  # in no shard of a merge that lacks shards
+    improvements: list[GateEntry] = field(default_factory=list)
+    skipped: list[GateEntry] = field(default_factory=list)
+    vanished: list[GateEntry] = field(default_factory=list)
+    not_run: list[GateEntry] = field(default_factory=list)
+    deselected: list[GateEntry] = field(default_factory=list)
+    new: list[GateEntry] = field(default_factory=list)
     strict: bool = False  # --export-baseline-strict: an improvement fails too, until the baseline records it
 
     @property
@@ -113,16 +132,18 @@ class GateResult:
         ``strict`` an improvement the baseline does not record yet)."""
         return bool(self.regressions or self.missing or (self.strict and self.improvements))
 
+    def to_doc(self) -> GateDoc:
+        """Return what a report keeps of the gate: its decision and its buckets."""
+        return GateDoc(baseline=self.baseline, failed=self.failed,
+                       **{name: list(getattr(self, name)) for name in BUCKETS})
+
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form stored in a report's "gate"."""
-        out: dict[str, Any] = {"baseline": self.baseline, "failed": self.failed}
-        for name in BUCKETS:
-            out[name] = list(getattr(self, name))
-        return out
+        return encode(self.to_doc(), "gate")
 
     def unchecked_keys(self) -> set[Key]:
         """Return baseline keys this run did not check (their baseline record stays valid)."""
-        return {(e["case"], e["mode"]) for e in (*self.deselected, *self.not_run, *self.skipped, *self.missing)}
+        return {(e.case, e.mode) for e in (*self.deselected, *self.not_run, *self.skipped, *self.missing)}
 
 
 def _by_key(records: Iterable[Record]) -> dict[Key, Record]:
@@ -132,19 +153,12 @@ def _by_key(records: Iterable[Record]) -> dict[Key, Record]:
     return {k: worst(v) for k, v in grouped.items()}
 
 
-def _entry(key: Key, before: Record | None, after: Record | None, why: str = "") -> dict[str, Any]:
+def _entry(key: Key, before: Record | None, after: Record | None, why: str = "") -> GateEntry:
     ref = after or before
     assert ref is not None
     failure = failure_of(after) if after else None
-    return {
-        "case": key[0],
-        "mode": key[1],
-        "test": ref.test,
-        "before": before.verdict if before else None,
-        "after": after.verdict if after else None,
-        "headline": failure.headline() if failure else "",
-        "why": why,
-    }
+    return GateEntry(case=key[0], mode=key[1], test=ref.test, before=before.verdict if before else None,
+                     after=after.verdict if after else None, headline=failure.headline() if failure else "", why=why)
 
 
 def _absent_bucket(key: Key, before: Record, scope: Scope) -> tuple[str, str]:
@@ -169,7 +183,7 @@ def _absent_bucket(key: Key, before: Record, scope: Scope) -> tuple[str, str]:
 
 
 def compare(
-    baseline: dict[str, Any], records: Iterable[Record], scope: Scope, name: str = "baseline",
+    baseline: Report, records: Iterable[Record], scope: Scope, name: str = "baseline",
     missing: str = "",
 ) -> GateResult:
     """Return the gate result of ``records`` against the ``baseline`` report.
@@ -177,7 +191,7 @@ def compare(
     ``missing``: why the run may lack results (a merge without every shard); then a baseline key
     absent from the run is *missing* and fails the gate, unless its mode was not run at all.
     """
-    before = _by_key(baseline["records"])
+    before = _by_key(baseline.records)
     after = _by_key(records)
     result = GateResult(baseline=name)
     for key in sorted(before.keys() | after.keys()):
@@ -216,12 +230,12 @@ def summary_lines(result: GateResult, *, verbose: bool = False, limit: int = 50)
     verdict = "FAILED" if result.failed else "passed"
     lines = [f"export gate {verdict} vs {result.baseline}: {', '.join(counts)}"]
 
-    def show(label: str, entries: list[dict[str, Any]], detail: bool) -> None:
+    def show(label: str, entries: list[GateEntry], detail: bool) -> None:
         for e in entries[:limit]:
-            change = f"{e['before']} -> {e['after']}" if e["after"] else e["before"]
-            line = f"  {label} {e['case']} [{e['mode']}]: {change}"
-            if detail and (e["headline"] or e["why"]):
-                line += f": {e['headline'] or e['why']}"
+            change = f"{e.before} -> {e.after}" if e.after else e.before
+            line = f"  {label} {e.case} [{e.mode}]: {change}"
+            if detail and (e.headline or e.why):
+                line += f": {e.headline or e.why}"
             lines.append(line)
         if len(entries) > limit:
             lines.append(f"  ... and {len(entries) - limit} more {label.lower()}")
@@ -242,18 +256,11 @@ def summary_lines(result: GateResult, *, verbose: bool = False, limit: int = 50)
     return lines
 
 
-def updated_baseline(
-    baseline: dict[str, Any] | None, report: dict[str, Any], result: GateResult | None
-) -> dict[str, Any]:
+def updated_baseline(baseline: Report | None, report: Report, result: GateResult | None) -> Report:
     """Return the new baseline: this run's records plus baseline records for keys it did not check."""
-    records = [r for r in report["records"] if r.verdict != "skipped"]
+    records = [r for r in report.records if r.verdict != "skipped"]
     if baseline is not None and result is not None:
         keep = result.unchecked_keys()
-        records += [r for r in baseline["records"] if record_key(r) in keep]
-    return build_report(
-        records,
-        environment=report.get("environment"),
-        scope=report.get("scope"),
-        complete=report.get("complete", True),
-        stop_reason=report.get("stop_reason", ""),
-    )
+        records += [r for r in baseline.records if record_key(r) in keep]
+    return build_report(records, environment=report.environment, scope=report.scope, complete=report.complete,
+                        stop_reason=report.stop_reason)

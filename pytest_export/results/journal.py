@@ -40,6 +40,7 @@ from typing import Any
 from exportcore.failures import worker_crashed
 from exportcore.outcome import Outcome
 from pytest_export.results.records import Record, record_key
+from pytest_export.results.report import Report
 
 try:
     import fcntl
@@ -195,7 +196,7 @@ def lost_records(state: JournalState, reason: str) -> list[Record]:
     return lost
 
 
-def recover(path: str | os.PathLike[str], reason: str = "") -> tuple[dict[str, Any], JournalState]:
+def recover(path: str | os.PathLike[str], reason: str = "") -> tuple[Report, JournalState]:
     """Return the incomplete report a journal's killed session would have written, and the journal's state."""
     from pytest_export.results.gate import Scope, compare
     from pytest_export.results.report import ReportError, build_report, load_report
@@ -218,8 +219,8 @@ def recover(path: str | os.PathLike[str], reason: str = "") -> tuple[dict[str, A
         except ReportError:
             gate = None
     report = build_report(
-        records, environment=header.get("environment") or {}, scope=scope.to_dict(), complete=False,
-        stop_reason=stop, gate=gate.to_dict() if gate else None,
+        records, environment=header.get("environment") or {}, scope=scope.to_doc(), complete=False,
+        stop_reason=stop, gate=gate.to_doc() if gate else None,
     )
     return report, state
 

@@ -6,11 +6,12 @@ Pure: imports neither pytest nor torch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Sequence
 
 from pytest_export.results.gate import GateResult, Scope, compare
 from pytest_export.results.records import EXPORTABLE, Record, record_key
-from pytest_export.results.report import build_report
+from pytest_export.results.report import Report, build_report
+from pytest_export.results.schema import MergeDoc, MergeEntry
 
 __all__ = ["MergeError", "MergeResult", "merge_reports"]
 
@@ -21,9 +22,9 @@ Key = tuple[str, str]
 class MergeResult:
     """The merged report plus what was found while merging."""
 
-    report: dict[str, Any]
-    duplicates: list[dict[str, Any]] = field(default_factory=list)  # same key, same verdicts
-    conflicts: list[dict[str, Any]] = field(default_factory=list)  # same key, different verdicts
+    report: Report
+    duplicates: list[MergeEntry] = field(default_factory=list)  # same key, same verdicts
+    conflicts: list[MergeEntry] = field(default_factory=list)  # same key, different verdicts
     gate: GateResult | None = None
     missing_shards: str = ""  # why some shards' results may be absent ("" when all are here)
 
@@ -32,7 +33,7 @@ class MergeError(ValueError):
     """The shard reports contradict each other about how the run was split."""
 
 
-def _missing_shards(reports: Sequence[tuple[str, dict[str, Any]]], shards: int | None) -> tuple[str, bool]:
+def _missing_shards(reports: Sequence[tuple[str, Report]], shards: int | None) -> tuple[str, bool]:
     """Return (why the shards given may not be the whole run, whether shards are provably absent).
 
     ("", False) when the reports provably are every shard. Raises MergeError when they disagree on the
@@ -40,7 +41,7 @@ def _missing_shards(reports: Sequence[tuple[str, dict[str, Any]]], shards: int |
     """
     declared: dict[str, tuple[int, int]] = {}
     for name, report in reports:
-        shard = (report.get("scope") or {}).get("shard")
+        shard = report.scope.shard
         if shard:
             declared[name] = (int(shard[0]), int(shard[1]))
     counts = {n for _, n in declared.values()} | ({shards} if shards else set())
@@ -81,9 +82,9 @@ def _worst(candidates: list[tuple[str, list[Record]]]) -> tuple[str, list[Record
 
 
 def merge_reports(
-    reports: Sequence[tuple[str, dict[str, Any]]],
+    reports: Sequence[tuple[str, Report]],
     *,
-    baseline: tuple[str, dict[str, Any]] | None = None,
+    baseline: tuple[str, Report] | None = None,
     shards: int | None = None,
     allow_missing: bool = False,
 ) -> MergeResult:
@@ -104,19 +105,19 @@ def merge_reports(
     per_key: dict[Key, list[tuple[str, list[Record]]]] = {}
     for name, report in reports:
         mine: dict[Key, list[Record]] = {}
-        for r in report["records"]:
+        for r in report.records:
             mine.setdefault(record_key(r), []).append(r)
         for key, records in mine.items():
             per_key.setdefault(key, []).append((name, records))
 
     merged: list[Record] = []
-    result = MergeResult(report={}, missing_shards=missing)
+    result = MergeResult(report=Report(), missing_shards=missing)
     for key in sorted(per_key):
         candidates = per_key[key]
         if len(candidates) > 1:
             sources = [name for name, _ in candidates]
             verdicts = {name: list(_verdicts(recs)) for name, recs in candidates}
-            entry = {"case": key[0], "mode": key[1], "sources": sources, "verdicts": verdicts}
+            entry = MergeEntry(case=key[0], mode=key[1], sources=sources, verdicts=verdicts)
             if len({_verdicts(recs) for _, recs in candidates}) == 1:
                 result.duplicates.append(entry)
             else:
@@ -124,9 +125,9 @@ def merge_reports(
         merged.extend(_worst(candidates)[1])
 
     present = {r.test for r in merged}
-    scope = Scope.union((Scope.from_dict(rep.get("scope")) for _, rep in reports), present)
-    environment = {"merged_from": [{"source": name, **rep.get("environment", {})} for name, rep in reports]}
-    stops = [f"{name}: {rep['stop_reason']}" for name, rep in reports if rep.get("stop_reason")]
+    scope = Scope.union((Scope.from_doc(rep.scope) for _, rep in reports), present)
+    environment = {"merged_from": [{"source": name, **rep.environment} for name, rep in reports]}
+    stops = [f"{name}: {rep.stop_reason}" for name, rep in reports if rep.stop_reason]
     if absent:
         stops.append(missing.removeprefix("in no shard report; "))
     stop = "; ".join(stops)
@@ -135,11 +136,10 @@ def merge_reports(
     result.report = build_report(
         merged,
         environment=environment,
-        scope=scope.to_dict(),
-        complete=not absent and all(rep.get("complete", False) for _, rep in reports),
+        scope=scope.to_doc(),
+        complete=not absent and all(rep.complete for _, rep in reports),
         stop_reason=stop,
-        gate=result.gate.to_dict() if result.gate else None,
+        gate=result.gate.to_doc() if result.gate else None,
+        merge=MergeDoc(result.duplicates, result.conflicts) if result.duplicates or result.conflicts else None,
     )
-    if result.duplicates or result.conflicts:
-        result.report["merge"] = {"duplicates": result.duplicates, "conflicts": result.conflicts}
     return result

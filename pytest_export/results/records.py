@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from exportcore import vocab
 from exportcore.codec import decode, encode, one_of
 from exportcore.outcome import Failure, Outcome
 from pytest_export.results.expectation import Expectation
@@ -35,12 +36,8 @@ __all__ = [
     "record_key", "split_mode", "worst",
 ]
 
-VERDICTS = ("passed", "failed", "xfailed", "xpassed", "error", "timeout", "crashed", "skipped")
-#: Verdicts meaning "the model exported and behaved": xpassed exported too, its test fails only
-#: because an expectation is stale.
-EXPORTABLE = ("passed", "xpassed")
-#: marker: one record per pytest test (a mode of an exportable test); fixture: one per export_check call.
-SOURCES = ("marker", "fixture")
+# The closed sets are exportcore.vocab's (the codec enforces them); re-exported for the readers here.
+VERDICTS, EXPORTABLE, SOURCES = vocab.VERDICTS, vocab.EXPORTABLE, vocab.SOURCES
 
 
 @dataclass(kw_only=True)

@@ -1,15 +1,15 @@
-"""Build, validate, load and atomically write export reports.
+"""The report: one typed :class:`Report`, built, validated, loaded and atomically written.
 
 The formats (JSON, HTML, Markdown) and their renderers: pytest_export.rendering.formats.
 
-A report is a dict::
+Its JSON document, encoded and decoded by the codec (exportcore.codec) from the types below::
 
     {"schema": "pytest-export-report", "version": 1, "complete": bool, "stop_reason": str,
-     "environment": {...}, "scope": {...}, "summary": {...}, "gate": {...} | None,
-     "records": [Record, ...]}          # sorted by (case, mode); see pytest_export.results.records
-
-In memory its records are typed (pytest_export.results.records.Record); in the JSON file each is
-``Record.to_dict()``, and loading decodes and validates them with the same codec.
+     "environment": {...}, "scope": ScopeDoc, "gate": GateDoc | None,
+     "records": [Record, ...],          # sorted by (case, mode); see pytest_export.results.records
+     "merge": MergeDoc,                 # only in a merged report that found duplicates or conflicts
+     "summary": {...}, "runtimes": {...}}   # for readers of the file: computed from the records when
+                                            # written (report_document), ignored when loaded
 
 Pure: imports neither pytest nor torch, so ``python -m pytest_export merge`` starts fast.
 """
@@ -21,17 +21,20 @@ import os
 import stat
 import tempfile
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
+from exportcore.codec import decode, encode, one_of, version as version_stamp
 from pytest_export.results.records import EXPORTABLE, VERDICTS, Record, failure_of
 from pytest_export.results.runtimes import runtime_tables
-from pytest_export.results.schema import GATE_BUCKETS, check_gate, check_scope
+from pytest_export.results.schema import GATE_BUCKETS, GateDoc, MergeDoc, ScopeDoc
 
 __all__ = [
     "REPORT_SCHEMA",
     "REPORT_VERSION",
     "GATE_BUCKETS",
+    "Report",
     "ReportError",
     "build_report",
     "summarize",
@@ -84,33 +87,105 @@ def summarize(records: Iterable[Record]) -> dict[str, Any]:
     }
 
 
+#: What a report file holds for its readers only: computed from the records when written, never read back.
+DERIVED = ("summary", "runtimes")
+
+
+@dataclass(kw_only=True)
+class Report:
+    """One session's (or one merge's) results: what ran, the gate's decision and one record per (case, mode).
+
+    ``summary`` and ``runtimes`` are not fields: they follow from the records, so whoever shows them
+    computes them (:func:`summarize`, ``runtime_tables``) and a loaded file cannot contradict them.
+    """
+
+    schema: str = field(default=REPORT_SCHEMA, metadata=one_of((REPORT_SCHEMA,)))
+    version: int = field(default=REPORT_VERSION, metadata=version_stamp(REPORT_VERSION))
+    complete: bool = True
+    stop_reason: str = ""  # why an incomplete run stopped ("" when complete)
+    environment: dict[str, Any] = field(default_factory=dict)  # torch, python, platform, ... as shown
+    scope: ScopeDoc = field(default_factory=ScopeDoc)
+    gate: GateDoc | None = None
+    records: list[Record] = field(default_factory=list)
+    merge: MergeDoc | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the report's JSON document without its derived sections (see :func:`report_document`)."""
+        doc = encode(self, "report")
+        if self.merge is None:
+            del doc["merge"]  # a report that merged nothing keeps the keys it always had
+        return doc
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "report") -> Report:
+        """Rebuild a report from its JSON document; raise ReportError naming ``source`` and the field at fault."""
+        return validate_report(data, source)
+
+    def __getitem__(self, key: str) -> Any:
+        """Read a section by its JSON name, as a report read when it was a dict (``report["records"]``).
+
+        Records stay typed; ``summary`` and ``runtimes`` are computed; ``scope``, ``gate`` and ``merge``
+        come as their JSON form. Kept for scripts and notebooks written against the dict; code here reads
+        the fields.
+        """
+        if key == "summary":
+            return summarize(self.records)
+        if key == "runtimes":
+            return runtime_tables(self.records)
+        if key == "records":
+            return self.records
+        if key in ("scope", "gate", "merge"):
+            value = getattr(self, key)
+            return None if value is None else encode(value, key)
+        if key in {"schema", "version", "complete", "stop_reason", "environment"}:
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Like ``report[key]``, with ``default`` for a section the report lacks."""
+        try:
+            value = self[key]
+        except KeyError:
+            return default
+        return default if value is None else value
+
+
+def _scope(scope: ScopeDoc | Mapping[str, Any] | None) -> ScopeDoc:
+    if isinstance(scope, ScopeDoc):
+        return scope
+    return decode(ScopeDoc, dict(scope or {}), "scope")
+
+
+def _gate(gate: GateDoc | Mapping[str, Any] | None) -> GateDoc | None:
+    if gate is None or isinstance(gate, GateDoc):
+        return gate
+    return decode(GateDoc, dict(gate), "gate")
+
+
 def build_report(
     records: Iterable[Record],
     *,
-    environment: dict[str, Any] | None = None,
-    scope: dict[str, Any] | None = None,
+    environment: Mapping[str, Any] | None = None,
+    scope: ScopeDoc | Mapping[str, Any] | None = None,
     complete: bool = True,
     stop_reason: str = "",
-    gate: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """Return a report dict over ``records`` (sorted by (case, mode))."""
-    checked = sorted(records, key=_sort_key)
-    return {
-        "schema": REPORT_SCHEMA,
-        "version": REPORT_VERSION,
-        "complete": bool(complete),
-        "stop_reason": stop_reason,
-        "environment": dict(environment or {}),
-        "scope": dict(scope or {}),
-        "summary": summarize(checked),
-        "gate": gate,
-        "records": checked,
-        "runtimes": runtime_tables(checked),
-    }
+    gate: GateDoc | Mapping[str, Any] | None = None,
+    merge: MergeDoc | None = None,
+) -> Report:
+    """Return the report over ``records`` (sorted by (case, mode)); a ``scope`` or ``gate`` given as its JSON
+    form is decoded (SchemaError naming the field when it is wrong)."""
+    return Report(
+        complete=bool(complete), stop_reason=stop_reason, environment=dict(environment or {}),
+        scope=_scope(scope), gate=_gate(gate), records=sorted(records, key=_sort_key), merge=merge,
+    )
 
 
-def validate_report(data: Any, source: str = "report") -> dict[str, Any]:
-    """Return the report a JSON document holds (records decoded), else raise ReportError naming ``source`` and the field."""
+def validate_report(data: Any, source: str = "report") -> Report:
+    """Return the report a JSON document holds, else raise ReportError naming ``source`` and the field.
+
+    ``summary`` and ``runtimes`` are ignored: they are recomputed from the records by whoever shows them,
+    so a report written before they were derived (or edited by hand) loads the same.
+    """
     if not isinstance(data, dict):
         raise ReportError(f"{source}: not an export report (top level is {type(data).__name__}, expected object)")
     if data.get("schema") != REPORT_SCHEMA:
@@ -130,24 +205,18 @@ def validate_report(data: Any, source: str = "report") -> dict[str, Any]:
     for name in ("scope", "gate"):
         if data.get(name) is not None and not isinstance(data[name], dict):
             raise ReportError(f"{source}: field {name!r} must be an object or null")
+    doc = {k: v for k, v in data.items() if k not in DERIVED}
+    if doc.get("scope") is None:
+        doc["scope"] = {}  # an old report's null scope: nothing known about what ran
     try:
-        check_scope(data.get("scope") or {})
-        if data.get("gate") is not None:
-            check_gate(data["gate"])
-        records = [Record.from_dict(r, f"records[{i}]") for i, r in enumerate(data["records"])]
-    except ValueError as exc:  # SchemaError included: it names the record's field
+        report = decode(Report, doc, "")
+    except ValueError as exc:  # SchemaError included: it names the field
         raise ReportError(f"{source}: {exc}") from None
-    out = dict(data)
-    out["records"] = sorted(records, key=_sort_key)
-    out.setdefault("stop_reason", "")
-    out["scope"] = data.get("scope") or {}
-    out.setdefault("gate", None)
-    out["summary"] = summarize(out["records"])
-    out["runtimes"] = runtime_tables(out["records"])
-    return out
+    report.records.sort(key=_sort_key)
+    return report
 
 
-def load_report(path: str | os.PathLike[str], name: str | None = None) -> dict[str, Any]:
+def load_report(path: str | os.PathLike[str], name: str | None = None) -> Report:
     """Read and validate a JSON report; raise ReportError naming the file (or ``name``) on any problem."""
     name = name or os.fspath(path)
     text = _read_text(path, name)
@@ -196,9 +265,10 @@ def _read_text(path: str | os.PathLike[str], name: str) -> str:
         raise ReportError(f"{name}: cannot be read ({exc})") from None
 
 
-def report_document(report: dict[str, Any]) -> dict[str, Any]:
-    """Return the JSON document of a report: its records encoded (what ``load_report`` reads back)."""
-    return {**report, "records": [r.to_dict() for r in report["records"]]}
+def report_document(report: Report) -> dict[str, Any]:
+    """Return the JSON document of a report (what ``load_report`` reads back), with the summary and the
+    shapes x runtimes tables its readers find in the file computed from the records."""
+    return {**report.to_dict(), "summary": summarize(report.records), "runtimes": runtime_tables(report.records)}
 
 
 def atomic_write(path: str | os.PathLike[str], text: str) -> None:

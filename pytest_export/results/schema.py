@@ -1,9 +1,9 @@
-"""The typed shape of a report's "scope" and "gate" sections: validation comes from these types.
+"""The typed sections of a report (pytest_export.results.report.Report): scope, gate and merge.
 
-Records have their own dataclass (:class:`pytest_export.results.records.Record`); these two sections
-stay plain dicts in a loaded report (gate and merge read them as such), and are checked here
-with the same codec, so a wrong baseline is refused naming the field
-(``scope.shard must be [index, count] with 1 <= index <= count``). Pure Python.
+A loaded report holds these, decoded by the codec from their types, so a wrong baseline is refused
+naming the field (``scope.shard must be [index, count] with 1 <= index <= count``). The gate's
+working form, with sets and its strict flag, is ``gate.Scope`` / ``gate.GateResult``; these are what
+a report keeps of them. Pure Python.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from exportcore.codec import SchemaError, decode
+from exportcore import vocab
+from exportcore.codec import SchemaError, decode, one_of
 
-__all__ = ["GATE_BUCKETS", "GateEntry", "GateDoc", "ScopeDoc", "check_scope", "check_gate"]
+__all__ = ["GATE_BUCKETS", "GateEntry", "GateDoc", "MergeDoc", "MergeEntry", "ScopeDoc", "check_scope", "check_gate"]
 
 #: Result buckets of the baseline gate, in the order they are shown.
 GATE_BUCKETS = ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
@@ -46,8 +47,8 @@ class GateEntry:
     case: str
     mode: str
     test: str | None = None
-    before: str | None = None
-    after: str | None = None
+    before: str | None = field(default=None, metadata=one_of((*vocab.VERDICTS, None)))  # None: a new key
+    after: str | None = field(default=None, metadata=one_of((*vocab.VERDICTS, None)))  # None: absent now
     headline: str | None = None
     why: str | None = None
 
@@ -66,6 +67,24 @@ class GateDoc:
     not_run: list[GateEntry] = field(default_factory=list)
     deselected: list[GateEntry] = field(default_factory=list)
     new: list[GateEntry] = field(default_factory=list)
+
+
+@dataclass
+class MergeEntry:
+    """One (case, mode) that several shard reports hold: which reports, and each one's verdicts."""
+
+    case: str
+    mode: str
+    sources: list[str] = field(default_factory=list)
+    verdicts: dict[str, list[str]] = field(default_factory=dict)  # report name -> its verdicts for the key
+
+
+@dataclass
+class MergeDoc:
+    """What a merge found: keys several shards held with the same verdicts, and with different ones."""
+
+    duplicates: list[MergeEntry] = field(default_factory=list)
+    conflicts: list[MergeEntry] = field(default_factory=list)
 
 
 def check_scope(scope: Any) -> None:
