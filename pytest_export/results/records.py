@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from exportcore import vocab
-from exportcore.codec import decode, encode, one_of
+from exportcore.codec import SchemaError, decode, encode, one_of
+from exportcore.failures import case_not_checked
 from exportcore.outcome import Failure, Outcome
 from pytest_export.results.expectation import Expectation
 
@@ -60,12 +61,23 @@ class Record:
 
         The one way records are made (runner, export_check, crashed and unrun tests). Through the
         codec, once: its encoder makes every text encodable (a lone surrogate in a message would
-        break every report writer and xdist's transport), and an outcome a plugin hook left
-        off-schema fails here, in its test, by name.
+        break every report writer and xdist's transport). An outcome a plugin hook left off-schema
+        (a stage or finding kind outside exportcore.vocab, a wrong type) becomes an ``error`` record
+        saying which field: raised here it would end the session inside pytest's hooks, with no report.
         """
         record = cls(test=test, case=case, mode=mode, verdict=verdict, expect=expect,
                      duration=round(duration, 6), outcome=outcome, source=source)
-        return cls.from_dict(record.to_dict())
+        try:
+            return cls.from_dict(record.to_dict())
+        except (SchemaError, TypeError) as exc:
+            if outcome is None or not str(exc).startswith("record.outcome"):
+                raise  # the caller's own arguments (a verdict, a source) are this project's bug
+            message = (f"the outcome is not a valid result: {exc} (a plugin's pytest_export_run or "
+                       "pytest_export_outcome hook wrote it; exportcore.vocab lists the words a result may hold)")
+            record.outcome = Outcome(case_id=case, mode=mode, status="error",
+                                     failure=case_not_checked(type(exc).__name__, message, category="internal"))
+            record.verdict = "error"
+            return cls.from_dict(record.to_dict())
 
     def to_dict(self) -> dict[str, Any]:
         """Return the record's JSON form (plain builtins, as a report file and xdist carry it)."""
