@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     import pytest
 
 __all__ = [
-    "MARKER", "MARKER_HELP", "MODE_PARAM", "Expectation", "ExportSpec", "MarkerError", "item_case_id", "item_mode",
-    "item_spec", "markers_of", "parse_marker", "parse_markers", "refused_item",
+    "MARKER", "MARKER_HELP", "MODE_PARAM", "Expectation", "ExportSpec", "MarkerError", "ModeParam", "item_case_id",
+    "item_mode", "item_spec", "markers_of", "parse_marker", "parse_markers", "refused_item",
 ]
 
 MARKER = "exportable"
@@ -74,6 +74,23 @@ class ExportSpec:
     devices: tuple[str, ...] | None = None
     target_mode: str | None = None
     target_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+class ModeParam(str):
+    """An item's export column (its ``export_mode`` argument), carrying the parsed marker of its test.
+
+    The marker is parsed once, where the test is parametrized (pytest_export.parametrize); pytest
+    hands parameter values on to each item (``item.callspec.params``), so the item reads the spec
+    it was parametrized from instead of parsing its markers again. A str, so a test comparing
+    ``export_mode == "strict"`` or using it as a key sees the column as before.
+    """
+
+    spec: ExportSpec
+
+    def __new__(cls, column: str, spec: ExportSpec) -> ModeParam:
+        self = super().__new__(cls, column)
+        self.spec = spec
+        return self
 
 
 def parse_marker(args: Sequence[Any], kwargs: Mapping[str, Any], known_modes: Sequence[str]) -> ExportSpec:
@@ -139,7 +156,14 @@ def parse_markers(markers: Sequence[Any], known_modes: Sequence[str]) -> ExportS
 
 
 def item_spec(item: Any, known_modes: Sequence[str]) -> ExportSpec:
-    """Return the merged ExportSpec of an exportable item (see the module docstring for the rule)."""
+    """Return the merged ExportSpec of an exportable item (see the module docstring for the rule).
+
+    The spec parsed when the test was parametrized (:class:`ModeParam`); the markers are parsed here
+    only for an item whose mode parameter another plugin replaced.
+    """
+    param = getattr(getattr(item, "callspec", None), "params", {}).get(MODE_PARAM)
+    if isinstance(param, ModeParam):
+        return param.spec
     return parse_markers(markers_of(item), known_modes)
 
 
@@ -278,7 +302,7 @@ def refused_item(node: Any, mode: str | None, known_modes: Sequence[str]) -> str
     if mode is None or node.get_closest_marker("xfail") is None:
         return None
     try:
-        spec = parse_markers(markers, known_modes)
+        spec = item_spec(node, known_modes)
     except MarkerError:
         return None  # reported where the test is parametrized
     if mode in spec.expect:
@@ -294,7 +318,7 @@ def item_mode(item: pytest.Item) -> str | None:
     if callspec is None or item.get_closest_marker(MARKER) is None:
         return None
     mode = callspec.params.get(MODE_PARAM)
-    return mode if isinstance(mode, str) else None
+    return str(mode) if isinstance(mode, str) else None  # a plain str: it keys records and reports
 
 
 def item_case_id(item: pytest.Item, mode: str) -> str:

@@ -8,12 +8,13 @@ beside parameters with one is refused: it would pass without exporting anything.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
 from exportcore.targets import TARGETS, parse_label
-from pytest_export.marker import MARKER, MODE_PARAM, ExportSpec, MarkerError, markers_of, parse_markers
+from pytest_export.marker import MARKER, MODE_PARAM, ExportSpec, MarkerError, ModeParam, markers_of, parse_markers
 from pytest_export.options import RunOptions
 
 __all__ = ["parametrize_modes"]
@@ -27,9 +28,10 @@ def parametrize_modes(metafunc: pytest.Metafunc, options: RunOptions) -> None:
     if not any(m.name == MARKER for c in calls for m in c.marks):
         if base:
             spec = _spec_or_fail(metafunc.definition.nodeid, base, options.known_modes)
-            _parametrize(metafunc, options.columns_for(spec.modes, spec.targets, spec.devices))
+            _parametrize(metafunc, options.columns_for(spec.modes, spec.targets, spec.devices), spec)
         return
     columns: dict[str, list[str]] = {}
+    specs: dict[str, ExportSpec] = {}
     for call in calls:
         markers = markers_of(metafunc.definition, call.marks)
         where = f"{metafunc.definition.nodeid}[{call.id}]"
@@ -38,14 +40,18 @@ def parametrize_modes(metafunc: pytest.Metafunc, options: RunOptions) -> None:
                         "this one does not, so it would pass without exporting anything; give it "
                         f"marks=pytest.mark.{MARKER}(...) too, or put the marker on the test function",
                         pytrace=False)
-        spec = _spec_or_fail(where, markers, options.known_modes, merged=len(markers) > 1)
-        columns[call.id] = options.columns_for(spec.modes, spec.targets, spec.devices)
+        specs[call.id] = _spec_or_fail(where, markers, options.known_modes, merged=len(markers) > 1)
+        columns[call.id] = options.columns_for(specs[call.id].modes, specs[call.id].targets, specs[call.id].devices)
     every = list(dict.fromkeys(m for c in columns.values() for m in c))
-    _parametrize(metafunc, every)
+    _parametrize(metafunc, every, ExportSpec())
     if every:
-        # Keep each parameter's own modes only. A parameter left with none (its modes all outside
-        # --export-modes) drops out here; the columns of the others keep the list non-empty.
-        metafunc._calls[:] = [c for c in metafunc._calls if c.params[MODE_PARAM] in columns[_call_id(c)]]
+        # Keep each parameter's own modes only, each carrying its own parameter's spec. A parameter
+        # left with none (its modes all outside --export-modes) drops out here; the columns of the
+        # others keep the list non-empty.
+        metafunc._calls[:] = [
+            dataclasses.replace(c, params={**c.params, MODE_PARAM: ModeParam(c.params[MODE_PARAM], specs[_call_id(c)])})
+            for c in metafunc._calls if c.params[MODE_PARAM] in columns[_call_id(c)]
+        ]
 
 
 def _spec_or_fail(where: str, markers: list[Any], known_modes: tuple[str, ...], merged: bool = False,
@@ -66,7 +72,7 @@ def _call_id(call: Any) -> str:
     return "-".join(call._idlist[:-1])
 
 
-def _parametrize(metafunc: pytest.Metafunc, modes: list[str]) -> None:
+def _parametrize(metafunc: pytest.Metafunc, modes: list[str], spec: ExportSpec) -> None:
     if any(parse_label(m)[0] in TARGETS for m in modes):
         from exportcore.targets import cache
 
@@ -74,4 +80,4 @@ def _parametrize(metafunc: pytest.Metafunc, modes: list[str]) -> None:
     if MODE_PARAM not in metafunc.fixturenames:
         # A test may take export_mode as an argument; otherwise make room for the parameter.
         metafunc.fixturenames.append(MODE_PARAM)
-    metafunc.parametrize(MODE_PARAM, modes, ids=modes)
+    metafunc.parametrize(MODE_PARAM, [ModeParam(mode, spec) for mode in modes], ids=modes)

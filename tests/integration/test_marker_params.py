@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 
@@ -120,3 +122,36 @@ def test_unmarked_parameter_beside_marked_ones_is_a_collection_error(pytester):
         "test_m.py::test_models[[]unmarked[]]: @pytest.mark.exportable: other parameters of this test carry "
         "the marker and this one does not, so it would pass without exporting anything*"
     ])
+
+
+def test_each_item_runs_with_the_spec_its_parameter_was_parametrized_from(project, verdicts):
+    # The marker is parsed once, at parametrization; the items carry that spec. A marker edited after
+    # collection (here by a conftest hook) must not change what an item checks: the collected test
+    # list, its modes and its expectations were decided from the spec the item carries.
+    project.makepyfile(conftest=(project.path / "conftest.py").read_text() + textwrap.dedent("""
+
+        def pytest_collection_modifyitems(items):
+            for item in items:
+                for marker in item.iter_markers("exportable"):
+                    marker.kwargs["expect"] = {"strict": "edited after collection"}
+    """))
+    project.makepyfile(test_m="""
+        import pytest
+        import torch
+        from models import Lin
+
+        @pytest.mark.parametrize("n", [
+            pytest.param(2, marks=pytest.mark.exportable(modes=["strict"]), id="two"),
+            pytest.param(3, marks=pytest.mark.exportable(modes=["non_strict"]), id="three"),
+        ])
+        def test_models(n, export_mode):
+            assert export_mode == {2: "strict", 3: "non_strict"}[n] and isinstance(export_mode, str)
+            assert {export_mode: 1}["strict" if n == 2 else "non_strict"] == 1  # keys like the plain column
+            return Lin(), (torch.ones(n, 4),)
+    """)
+    result = project.runpytest("-p", "no:randomly")
+    result.assert_outcomes(passed=2)
+    assert verdicts() == {
+        ("test_m.py::test_models[two]", "strict"): "passed",
+        ("test_m.py::test_models[three]", "non_strict"): "passed",
+    }
