@@ -19,28 +19,12 @@ if TYPE_CHECKING:
     from exportcore.model_state import ModelState
     from exportcore.result_cache import ResultCache
     from exportcore.shapes.spec import ShapeSpec
-    from exportcore.targets.base import Lowered, Runner, Target
 
-__all__ = ["CheckFailed", "Run", "RuntimeSide"]
+__all__ = ["CheckFailed", "Run"]
 
 
 class CheckFailed(Exception):
     """Internal: stops the pipeline once ``outcome.failure`` is set."""
-
-
-@dataclass
-class RuntimeSide:
-    """A target's program under test: its runtime, how it is called and judged (set by the runtime stages)."""
-
-    name: str  # the target: "aoti", "onnx", "executorch"
-    target: Target  # the adapter (exportcore.targets): lower, load, what counts as its rejection
-    workdir: str = ""  # where the artifact lives while the walk runs
-    lowered: Lowered | None = None
-    call: Runner | None = None  # the loaded artifact: (args, kwargs) -> flat output tensors
-    #: (rtol, atol) for its outputs: the user's, else the loosest dtype default widened to the target's floor.
-    tolerance: tuple[float | None, float | None] = (None, None)
-    #: The program writes buffers: runtimes keep them differently, so only its first call is compared.
-    stateful: bool = False
 
 
 @dataclass
@@ -84,7 +68,9 @@ class Run:
     program_states: dict[int, ModelState] = field(default_factory=dict)  # id(program) -> its own snapshot
     #: A program proven the same as an earlier one ("reloaded" -> "exported"): not probed again on drawn shapes.
     same_as: dict[str, str] = field(default_factory=dict)
-    runtime: RuntimeSide | None = None  # a target's loaded artifact (exportcore.stages.runtime)
+    #: A target's program under test, its loaded artifact: an exportcore.programs.RuntimeSide (set by
+    #: exportcore.stages.runtime; typed Any because exportcore.programs reads this module).
+    runtime: Any = None
 
     def fail(self, failure: Failure, status: str = "failed") -> None:
         """Record ``failure`` as the verdict and stop the pipeline."""

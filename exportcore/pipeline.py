@@ -11,9 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from exportcore import reuse
-from exportcore.checks import (
-    accept, dtype, numerics, reject, runtime_accept, runtime_numerics, runtime_reject, size01, specialization, state,
-)
+from exportcore.checks import accept, dtype, numerics, reject, size01, specialization, state
 from exportcore.outcome import GraphStats
 from exportcore.reuse import Donation
 from exportcore.sides import prepare
@@ -64,16 +62,17 @@ PIPELINE: tuple[Step, ...] = (
 )
 
 #: What check() does for a target (aoti, onnx, executorch): the mode's inference export, lowered and
-#: loaded in the runtime (exportcore.stages.runtime), asked what the mode's programs are asked.
+#: loaded in the runtime (exportcore.stages.runtime), then the mode's own checks with the runtime as
+#: the program under test (exportcore.programs.sides).
 TARGET_PIPELINE: tuple[Step, ...] = (
     Step("runtime", runtime.available),
     Step("eager", eager.run),
     Step("capture", runtime.capture),
     Step("lower", runtime.lower),
     Step("load", runtime.load),
-    Step("examples", runtime_numerics.run),
-    Step("drawn shapes", runtime_accept.run, ("numerics", "accept"), dynamic=True),
-    Step("reject", runtime_reject.run, ("reject",), dynamic=True),
+    Step("examples", numerics.run),
+    Step("drawn shapes", accept.run, ("numerics", "accept"), dynamic=True),
+    Step("reject", reject.run, ("reject",), dynamic=True),
 )
 
 

@@ -117,7 +117,7 @@ def test_a_target_walks_its_table_and_a_step_added_there_sees_the_loaded_runtime
     seen: list[tuple] = []
 
     def probe(run) -> None:
-        seen.append((run.runtime.name, run.runtime.call is not None, run.runtime.stateful, run.ep is not None))
+        seen.append((run.runtime.name, run.runtime.runner is not None, run.runtime.stateful, run.ep is not None))
 
     table = pipeline.TARGET_PIPELINE
     at = [step.name for step in table].index("load") + 1
@@ -133,5 +133,19 @@ def test_a_target_walks_its_table_and_a_step_added_there_sees_the_loaded_runtime
     assert {"example", "in range", "out of range"} <= kinds
     # ep.module() and this 'runtime' are one program: the same verdict in both columns, every row
     assert all(row[".module()"] == row["onnx"] for row in outcome.shape_table)
+
     assert any(row["onnx"] == "rejected" for row in outcome.shape_table)
     assert outcome.examples.rejected >= 1
+
+
+def test_modes_and_targets_run_the_same_numerics_drawn_shape_and_reject_checks():
+    # One check per question, looping over the programs under test (exportcore.programs.sides): a
+    # target's table names the very functions a mode's does, so a check changed or added there
+    # serves both.
+    from exportcore.checks import accept, numerics, reject
+
+    by_name = {step.name: step.run for step in pipeline.PIPELINE}
+    target = {step.name: step.run for step in pipeline.TARGET_PIPELINE}
+    assert by_name["numerics"] is target["examples"] is numerics.run
+    assert by_name["drawn shapes"] is target["drawn shapes"] is accept.run
+    assert by_name["reject"] is target["reject"] is reject.run

@@ -1,29 +1,29 @@
 """Checks accept (and numerics) on drawn shapes: every in-spec shape eager accepts, each program accepts.
 
-One hypothesis loop serves both checks: for each drawn in-spec shape every built program
-must accept it (accept) and match eager on it (numerics). A failure shrinks to a minimal
-counterexample.
+One hypothesis loop serves both checks and every program under test (exportcore.programs: a
+mode's exported, decomposed and reloaded programs, or a target's runtime): for each drawn in-spec
+shape each must accept it (accept) and match eager on it (numerics). A failure shrinks to a
+minimal counterexample, which the failing side writes up.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from exportcore.checks.numerics import PROGRAMS
-from exportcore.checks.output_meta import contradiction
-from exportcore.classify import classify
-from exportcore.failures import drawn_shape_failure, input_factory_error, output_metadata_mismatch
-from exportcore.guards import is_guard_error, ranges_text
-from exportcore.links import nearest_case
+from exportcore.checks.table import add_row, quiet_cell
+from exportcore.failures import input_factory_error
 from exportcore.outcome import Failure
-from exportcore.parity import PROGRAM_NAMES, compare_runs
+from exportcore.programs import Side, sides
 from exportcore.sides import prepare, run_side
+from exportcore.targets.base import flat_tensors
 
 if TYPE_CHECKING:
     from exportcore.context import Run
     from exportcore.shapes.explore import ExploreResult
 
 __all__ = ["run"]
+
+_WHERE = "a drawn in-range shape"
 
 
 def run(ctx: Run) -> None:
@@ -32,10 +32,18 @@ def run(ctx: Run) -> None:
 
     if ctx.examples <= 0:
         return
-
-    metadata: dict[str, Failure] = {}  # a probe's message -> the output-metadata failure it stands for
+    under_test = sides(ctx, distinct=True)
+    # A side that carries state the next call sees (a runtime that keeps mutated buffers): only its
+    # first call, the examples', is comparable with eager, so drawn shapes check acceptance only.
+    values = "numerics" in ctx.checks
+    comparable = not any(side.stateful for side in under_test)
+    found: dict[str, tuple[Side, Failure | None]] = {}  # a probe's message -> the side and Failure it stands for
 
     def probe(args: tuple, kwargs: dict) -> Any:
+        if ctx.device != "cpu":  # a user's inputs= factory builds CPU tensors
+            from exportcore.devices import move_inputs
+
+            args, kwargs = move_inputs(args, kwargs, ctx.device)
         try:
             reference = run_side(ctx, ctx.model, args, kwargs)
         except Exception as exc:
@@ -44,37 +52,11 @@ def run(ctx: Run) -> None:
                 return Probe("fail", blame, stage="input")
             text = str(exc).strip().splitlines()
             return Probe("discard", f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__)
-        for label in PROGRAMS:
-            program = ctx.programs.get(label)
-            if program is None or label in ctx.same_as:
-                continue  # not built, or proven the same program as one probed already
-            try:
-                actual = run_side(ctx, program, args, kwargs, backward=label != "decomposed")
-            except Exception as exc:
-                if is_guard_error(exc, runtime_asserts=ctx.spec.runtime_asserts):
-                    if "accept" not in ctx.checks:
-                        return Probe("discard", "guard rejected (accept check off)")
-                    first = str(exc).strip().splitlines()[0]
-                    return Probe(
-                        "fail",
-                        f"in-spec shape rejected by {label} program ({first}); the export specialized or "
-                        f"narrowed a dimension declared dynamic: {ranges_text(ctx.outcome.declared, ctx.ranges, ctx.symbols)}",
-                        stage="guards",
-                    )
-                failure = classify(exc, "run")
-                return Probe("fail", f"{label} program raised {failure.exc_type}: {failure.message}", stage="run")
-            wrong = contradiction(program, args, kwargs, actual.outputs)  # a fake kernel right at the example only
-            if wrong is not None:
-                found = output_metadata_mismatch(PROGRAM_NAMES.get(label, label), wrong)
-                metadata[found.message] = found
-                return Probe("fail", found.message, stage="run")
-            if "numerics" in ctx.checks:
-                failure = compare_runs(
-                    ctx, label, reference, actual, grads=label != "decomposed", inputs=(args, kwargs)
-                )
-                if failure is not None:
-                    return Probe("fail", failure.message + "\n" + failure.detail, stage=failure.stage)
-        return Probe("ok")
+        cells: dict[str, str] = {}
+        try:
+            return _judge(ctx, under_test, args, kwargs, reference, cells, found, values, comparable)
+        finally:
+            add_row(ctx, args, kwargs, "in range", cells)
 
     with ctx.clock.stage("run"):
         result = explore(
@@ -90,15 +72,37 @@ def run(ctx: Run) -> None:
         _factory_failed(ctx, result)
     if result.failure is not None:
         ctx.outcome.counterexample = result.counterexample
-        stage = result.failure.stage
         shapes = result.counterexample.shapes if result.counterexample else {}
-        message = result.failure.message.splitlines()[0]
-        known = metadata.get(result.failure.message)
-        if known is not None:
-            known.message = f"{known.message} (minimal failing shapes: {shapes})"
-            ctx.fail(known)
-        case = nearest_case("GuardRejected", message, "guards", "guards") if stage == "guards" else None
-        ctx.fail(drawn_shape_failure(stage, message, result.failure.message, shapes, case))
+        side, kept = found.get(result.failure.message, (under_test[-1], None))
+        ctx.fail(side.drawn_failure(ctx, kept, result.failure.message, result.failure.stage, shapes))
+
+
+def _judge(ctx: Run, under_test: list[Side], args: tuple, kwargs: dict, reference: Any, cells: dict[str, str],
+           found: dict[str, tuple[Side, Failure | None]], values: bool, comparable: bool) -> Any:
+    """Run every side on one drawn input: the probe's verdict (the first failing side's), filling ``cells``."""
+    from exportcore.shapes.explore import Probe
+
+    for side in under_test:
+        if not side.judged:
+            cells[side.column] = quiet_cell(ctx, side, args, kwargs, flat_tensors(reference.outputs), comparable)
+            continue
+        try:
+            actual = side.call(ctx, args, kwargs)
+        except Exception as exc:
+            rejected = side.rejects(ctx, exc)
+            cells[side.column] = "rejected" if rejected else "error"
+            if rejected and "accept" not in ctx.checks:
+                return Probe("discard", f"{side.name} rejected it (accept check off)")
+            message, kept = side.in_spec_rejected(ctx, exc) if rejected else side.in_spec_raised(ctx, exc)
+            found[message] = (side, kept)
+            return Probe("fail", message, stage="guards" if rejected else "run")
+        failure = side.compare(ctx, reference, actual, _WHERE, (args, kwargs), values=values) if comparable else None
+        cells[side.column] = "accepted" if failure is None else "wrong result"
+        if failure is not None and (values or failure.exc_type == "OutputMetadataMismatch"):
+            message = side.in_spec_differs(failure)
+            found[message] = (side, failure)
+            return Probe("fail", message, stage=failure.stage)
+    return Probe("ok")
 
 
 def _blame_user_inputs(ctx: Run, args: tuple, kwargs: dict, error: BaseException) -> str:

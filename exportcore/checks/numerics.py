@@ -1,47 +1,50 @@
-"""Check numerics: every built program (exported, decomposed, reloaded) equals eager on the example inputs,
-and returns the shapes and dtypes its graph declares (exportcore.checks.output_meta)."""
+"""Check numerics: every program under test equals eager on the example inputs.
+
+A mode's programs (exported, decomposed, reloaded) are also held to the shapes and dtypes their
+graph declares (exportcore.checks.output_meta); a target's runtime runs here even with the numerics
+check off (it must at least run the examples), compared only with it on.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from exportcore.checks.output_meta import contradiction
-from exportcore.failures import output_metadata_mismatch
-from exportcore.classify import EXAMPLE_SHAPE_HINT, classify
-from exportcore.parity import PROGRAM_NAMES, compare_runs
-from exportcore.sides import prepare, run_side
+from exportcore.checks.table import add_row, quiet_cell
+from exportcore.classify import EXAMPLE_SHAPE_HINT
+from exportcore.programs import sides
+from exportcore.sides import prepare
+from exportcore.targets.base import flat_tensors
 
 if TYPE_CHECKING:
     from exportcore.context import Run
 
-__all__ = ["run", "PROGRAMS"]
+__all__ = ["run"]
 
-#: The programs the stages may build, in the order they are checked.
-PROGRAMS = ("exported", "decomposed", "reloaded")
+_WHERE = "the example inputs"
 
 
 def run(ctx: Run) -> None:
     """Fail on the first program that raises on, or differs from eager on, the example inputs."""
+    args, kwargs = ctx.args, ctx.kwargs
+    numerics = "numerics" in ctx.checks
+    cells: dict[str, str] = {}
     with ctx.clock.stage("run"):
-        for label in PROGRAMS:
-            program = ctx.programs.get(label)
-            if program is None:
+        for side in sides(ctx):
+            if not side.judged:
+                cells[side.column] = quiet_cell(ctx, side, args, kwargs, flat_tensors(ctx.reference.outputs))
                 continue
             try:
-                actual = run_side(ctx, program, ctx.args, ctx.kwargs, backward=label != "decomposed")
+                actual = side.call(ctx, args, kwargs)
             except Exception as exc:
-                failure = classify(exc, "run")
-                failure.message = f"{label} program failed on the example inputs: {failure.message}"
-                ctx.fail(failure)
-            # the metadata first: eager runs the same kernels, so a lying fake kernel passes the comparison
-            wrong = contradiction(program, ctx.args, ctx.kwargs, actual.outputs)
-            if wrong is not None:
-                ctx.fail(output_metadata_mismatch(PROGRAM_NAMES.get(label, label), wrong))
-            failure = compare_runs(
-                ctx, label, ctx.reference, actual, grads=label != "decomposed", inputs=(ctx.args, ctx.kwargs)
-            )
-            if failure is not None:
+                cells[side.column] = "rejected" if side.rejects(ctx, exc) else "error"
+                add_row(ctx, args, kwargs, "example", cells)
+                ctx.fail(side.raised(exc, _WHERE))
+            failure = side.compare(ctx, ctx.reference, actual, _WHERE, (args, kwargs), values=numerics)
+            cells[side.column] = "accepted" if failure is None else "wrong result"
+            if failure is not None and (numerics or failure.exc_type == "OutputMetadataMismatch"):
+                add_row(ctx, args, kwargs, "example", cells)
                 if failure.exc_type == "ShapeMismatch":
                     failure.hint = EXAMPLE_SHAPE_HINT  # "declare the dim dynamic" cannot apply to the examples
                 ctx.fail(failure)
-        prepare(ctx)
+        add_row(ctx, args, kwargs, "example", cells)
+    prepare(ctx)

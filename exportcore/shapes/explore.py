@@ -23,7 +23,8 @@ from exportcore.shapes.strategies import concrete_invalid
 from exportcore.shapes.synth import Drawn, SynthesisError, drawn_for, inputs_strategy, synthesize
 
 __all__ = [
-    "Probe", "ExploreResult", "explore", "boundary_assignments", "reject_inputs", "PROBE_STATUSES", "DEFAULT_EXAMPLES",
+    "Probe", "ExploreResult", "explore", "boundary_assignments", "below_min_inputs", "reject_inputs", "PROBE_STATUSES",
+    "DEFAULT_EXAMPLES",
     "examples_for", "hypothesis_settings",
 ]
 
@@ -252,6 +253,29 @@ def reject_inputs(
                 notes.append(f"out-of-spec probe {label} not run: {exc}")
             continue
         out.append((label, new_args, new_kwargs))
+    return out
+
+
+def below_min_inputs(
+    spec: ShapeSpec, args: tuple, kwargs: dict | None, *, seed: int, notes: list[str] | None = None,
+) -> list[tuple[str, tuple, dict]]:
+    """Return one (label, args, kwargs) per named dim declared ``min >= 2``, at ``min - 1``.
+
+    :func:`reject_inputs` leaves sizes 0 and 1 out (torch specializes them: a program's answer
+    there is the size01 check's matter); a runtime has no such split, so its checks ask for these.
+    """
+    out = []
+    for name, root in spec.roots.items():
+        if root.kind != "named" or root.min is None or root.min < 2:
+            continue
+        try:
+            shapes = spec.shapes_for(spec.example_assignment() | {name: root.min - 1})
+            new_args, new_kwargs = synthesize(args, kwargs, shapes, seed=seed)
+        except Exception as exc:  # noqa: BLE001 - a spec whose relations cannot take that size: no such probe
+            if notes is not None:
+                notes.append(f"out-of-spec probe below_min:{name} not run: {exc}")
+            continue
+        out.append((f"below_min:{name}", new_args, new_kwargs))
     return out
 
 

@@ -1,8 +1,8 @@
 """The stages of a target column (aoti, onnx, executorch): its runtime, the inference export, lower, load.
 
-A target walks exportcore.pipeline.TARGET_PIPELINE: these stages build ``ctx.runtime`` (a
-context.RuntimeSide: the loaded artifact, its tolerance, whether it carries state), then the
-runtime checks (exportcore.checks.runtime_*) ask it what every mode's programs are asked.
+A target walks exportcore.pipeline.TARGET_PIPELINE: these stages build ``ctx.runtime`` (an
+exportcore.programs.RuntimeSide: the loaded artifact, its tolerance, whether it carries state),
+then the numerics, drawn-shape and reject checks ask it what they ask a mode's programs.
 The adapters themselves (exportcore.targets) only probe, lower, load and judge a rejection.
 """
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from exportcore.compare import default_tolerances
 from exportcore.execute import clone_tree
 from exportcore.failures import target_unavailable
-from exportcore.context import RuntimeSide
+from exportcore.programs import RuntimeSide
 from exportcore.sides import prepare
 from exportcore.stages import capture as capture_stage
 from exportcore.targets import cache, get_target, unavailable
@@ -44,11 +44,11 @@ def _key(run: Run) -> tuple:
 def workspace(run: Run) -> Iterator[None]:
     """Hold the target's side and its artifact's directory for the walk; the loaded artifact must not outlive it."""
     with tempfile.TemporaryDirectory(prefix=f"pytest-export-{run.target}-") as workdir:
-        run.runtime = RuntimeSide(name=run.target, target=get_target(run.target), workdir=workdir)
+        run.runtime = RuntimeSide(label=run.target, target=get_target(run.target), workdir=workdir)
         try:
             yield
         finally:
-            run.runtime.call = None
+            run.runtime.runner = None
             prepare(run)
 
 
@@ -78,7 +78,7 @@ def capture(run: Run) -> None:
         # Runtimes keep mutated buffers differently (ExecuTorch keeps them, ONNX Runtime drops them,
         # ep.module() shares them with the program): only the first call is comparable with eager.
         run.outcome.notes.append(
-            f"{side.name}: the program mutates buffers ({', '.join(mutated)}); "
+            f"{side.label}: the program mutates buffers ({', '.join(mutated)}); "
             "numerics are checked on the example inputs (the first call) only; drawn and out-of-range "
             "shapes are checked for acceptance and rejection"
         )
@@ -93,17 +93,17 @@ def lower(run: Run) -> None:
             side.lowered = side.target.lower(run.ep, *clone_tree((run.args, run.kwargs)), side.workdir,
                                              run.target_options)
         except Exception as exc:
-            run.fail(target_failure(exc, "lower", side.name))
+            run.fail(target_failure(exc, "lower", side.label))
 
 
 def load(run: Run) -> None:
-    """Load the artifact in its runtime: ``ctx.runtime.call`` runs it."""
+    """Load the artifact in its runtime: ``ctx.runtime.runner`` runs it."""
     side = _side(run)
     with run.clock.stage("load"):
         try:
-            side.call = side.target.load(side.lowered, run.ep, run.target_options, run.device)
+            side.runner = side.target.load(side.lowered, run.ep, run.target_options, run.device)
         except Exception as exc:
-            run.fail(target_failure(exc, "load", side.name))
+            run.fail(target_failure(exc, "load", side.label))
     run.outcome.notes.extend(side.lowered.notes)
 
 
