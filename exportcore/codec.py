@@ -19,9 +19,9 @@ import dataclasses
 import functools
 import types
 import typing
-from typing import Any, Iterable, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
-__all__ = ["SchemaError", "decode", "encode", "encodable", "one_of", "version"]
+__all__ = ["SchemaError", "decode", "encode", "encodable", "one_of", "upgrade", "version"]
 
 T = TypeVar("T")
 
@@ -33,6 +33,13 @@ class SchemaError(ValueError):
 def one_of(choices: Iterable[Any]) -> Mapping[str, Any]:
     """Return field metadata restricting a field to ``choices``."""
     return {"choices": tuple(choices)}
+
+
+def upgrade(older: Callable[[Any], Any]) -> Mapping[str, Any]:
+    """Return field metadata for a field whose JSON shape changed: ``older`` turns what an earlier
+    writer wrote there into the current shape before it is decoded (reports and baselines written by
+    the previous version keep loading), and must return current data unchanged."""
+    return {"upgrade": older}
 
 
 def version(number: int) -> Mapping[str, Any]:
@@ -119,7 +126,10 @@ def _object(cls: type, data: Any, where: str) -> Any:
         if f.name not in data:
             continue
         path = f"{where}.{f.name}" if where else f.name  # "": a document's own fields
-        value = _value(hints[f.name], data[f.name], path)
+        raw = data[f.name]
+        if "upgrade" in f.metadata:
+            raw = f.metadata["upgrade"](raw)
+        value = _value(hints[f.name], raw, path)
         _check_choice(f, value, path)
         kwargs[f.name] = value
     return cls(**kwargs)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exportcore import vocab
-from exportcore.codec import SchemaError, decode, encode, one_of, version
+from exportcore.codec import SchemaError, decode, encode, one_of, upgrade, version
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -29,6 +29,7 @@ __all__ = [
     "DraftIssue",
     "Explanation",
     "Outcome",
+    "ShapeRow",
     "SchemaError",
 ]
 
@@ -153,6 +154,29 @@ class Explanation:
 
 
 @dataclass
+class ShapeRow:
+    """One input a target column's checks tried: its shapes, what kind of input, each program's verdict."""
+
+    shapes: str  # every input's shape: "args[0]=[2, 4], args[1]=[2]"
+    kind: str  # "example", "in range", "out of range (above_max:batch)"
+    cells: dict[str, str] = field(default_factory=dict)  # column (".module()", "aoti") -> one of vocab.CELLS
+
+    def __post_init__(self) -> None:
+        wrong = {column: cell for column, cell in self.cells.items() if cell not in vocab.CELLS}
+        if wrong:
+            raise SchemaError(f"shape row {self.shapes!r}: cells {wrong} must be among {vocab.CELLS}")
+
+
+def _rows_before_cells(rows: Any) -> Any:
+    # Written before rows were typed: {"shapes", "kind", <column>: <cell>, ...} per row.
+    if not isinstance(rows, list):
+        return rows
+    return [{"shapes": r.get("shapes"), "kind": r.get("kind", ""),
+             "cells": {k: v for k, v in r.items() if k not in ("shapes", "kind")}}
+            if isinstance(r, dict) and "cells" not in r else r for r in rows]
+
+
+@dataclass
 class Outcome:
     case_id: str
     mode: str
@@ -168,8 +192,8 @@ class Outcome:
     examples: ExampleStats = field(default_factory=ExampleStats)
     counterexample: Counterexample | None = None
     notes: list[str] = field(default_factory=list)  # what was and was not checked
-    #: Targets: one row per input tried, {"shapes", "kind", ".module()", <target>} -> accepted/rejected/...
-    shape_table: list[dict[str, str]] = field(default_factory=list)
+    #: A target column: one row per input its checks tried, each program's verdict on it (checks/table.py)
+    shape_table: list[ShapeRow] = field(default_factory=list, metadata=upgrade(_rows_before_cells))
     explanation: Explanation | None = None  # failing cases only (exportcore.explain)
     torch_version: str = ""
     reused_from: str | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 __all__ = [
     "STATUSES", "VERDICTS", "EXPORTABLE", "SOURCES", "STAGES", "CATEGORIES", "ENGINE_CATEGORIES",
-    "TARGET_CATEGORIES", "FINDING_KINDS", "SEVERITIES", "FIX_STATUSES",
+    "TARGET_CATEGORIES", "FINDING_KINDS", "SEVERITIES", "FIX_STATUSES", "CELLS",
 ]
 
 #: The engine's word for one (case, mode) (Outcome.status).
@@ -125,3 +125,12 @@ SEVERITIES = ("warning", "error")
 
 #: SpecFix.status. verified: the corrected spec exports and its accept/reject checks pass; suggested: it did not.
 FIX_STATUSES = ("verified", "suggested")
+
+
+#: What one program did with one input, a cell of a target column's shapes table (Outcome.shape_table).
+CELLS = (
+    "accepted",  # ran it (and matched eager where compared)
+    "rejected",  # refused it at its own input checks (a guard, the runtime's shape check)
+    "wrong result",  # ran it and differs from eager
+    "error",  # raised something other than a rejection
+)

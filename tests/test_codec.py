@@ -22,7 +22,7 @@ from exportcore.outcome import (
     SourceLocation,
     SpecFix,
     SubmoduleFailure,
-)
+ ShapeRow,)
 
 
 @dataclass
@@ -54,7 +54,7 @@ def _full_outcome() -> Outcome:
         declared={"b": "[2, 64]"}, range_constraints={"s0": "VR[2, 64]"}, range_symbols={"b": "s0"},
         findings=[Finding("specialized", "warning", "b specialized", "args[0]"), Finding("narrowed", "error", "x")],
         counterexample=Counterexample({"args[0]": [1, 3]}, "rejected", "pytest t.py"),
-        notes=["decompose skipped"], shape_table=[{"shapes": "args[0]=[4]", "kind": "example", "aoti": "accepted"}],
+        notes=["decompose skipped"], shape_table=[ShapeRow("args[0]=[4]", "example", {"aoti": "accepted"})],
         explanation=Explanation(
             fix=SpecFix("verified", "dynamic_shapes=None", "solved", ["b: min 2 -> 3"], exports=1, seconds=0.5),
             submodules=[SubmoduleFailure("enc.0", "Linear", "data-dependent", "boom", 2)],
@@ -88,7 +88,9 @@ def test_a_wrong_type_names_the_field_path():
     (lambda d: d.update(failure=[]), "outcome.failure must be an object or null, got list"),
     (lambda d: d["explanation"]["fix"].update(status="maybe"), "outcome.explanation.fix.status must be one of"),
     (lambda d: d.update(status="great"), "outcome.status must be one of"),
-    (lambda d: d.update(shape_table=[{"shapes": 1}]), "outcome.shape_table[0]['shapes'] must be str, got int"),
+    (lambda d: d.update(shape_table=[{"shapes": 1, "kind": "example", "cells": {}}]),
+     "outcome.shape_table[0].shapes must be str, got int"),
+    (lambda d: d["shape_table"][0]["cells"].update(aoti="fine"), "cells {'aoti': 'fine'} must be among"),
 ])
 def test_every_wrong_field_is_named(mutate, message):
     data = _full_outcome().to_dict()
@@ -148,3 +150,12 @@ def test_the_codec_imports_neither_torch_nor_pytest():
     code = ("import sys, exportcore.codec, exportcore.outcome; "
             "bad = {'pytest', 'torch'} & set(sys.modules); assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_target_row_written_before_rows_were_typed_still_loads():
+    # Reports and baselines of the previous version wrote each row flat: {"shapes", "kind", <column>: <cell>}.
+    data = _full_outcome().to_dict()
+    data["shape_table"] = [{"shapes": "args[0]=[9, 4]", "kind": "in range", ".module()": "accepted", "onnx": "rejected"}]
+    row = Outcome.from_dict(data).shape_table[0]
+    assert (row.shapes, row.kind, row.cells) == ("args[0]=[9, 4]", "in range", {".module()": "accepted", "onnx": "rejected"})
+    assert Outcome.from_dict(Outcome.from_dict(data).to_dict()).shape_table == [row]

@@ -129,12 +129,12 @@ def test_a_target_walks_its_table_and_a_step_added_there_sees_the_loaded_runtime
     assert outcome.mode == "onnx" and seen == [("onnx", True, False, True)]
     assert {"lower", "load", "run", "guards"} <= set(outcome.timings)
     assert "lowered in Python" in outcome.notes
-    kinds = {row["kind"].split(" (")[0] for row in outcome.shape_table}
+    kinds = {row.kind.split(" (")[0] for row in outcome.shape_table}
     assert {"example", "in range", "out of range"} <= kinds
     # ep.module() and this 'runtime' are one program: the same verdict in both columns, every row
-    assert all(row[".module()"] == row["onnx"] for row in outcome.shape_table)
+    assert all(row.cells[".module()"] == row.cells["onnx"] for row in outcome.shape_table)
 
-    assert any(row["onnx"] == "rejected" for row in outcome.shape_table)
+    assert any(row.cells["onnx"] == "rejected" for row in outcome.shape_table)
     assert outcome.examples.rejected >= 1
 
 

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 import pytest
 from report_factory import make_record, sample_records
 
-from exportcore.outcome import Finding
+from exportcore.outcome import Finding, ShapeRow
 from pytest_export.results.report import build_report
 from pytest_export.rendering.html import record_anchor, render_html
 
@@ -318,7 +318,7 @@ def test_hostile_text_in_every_section_is_shown_as_text():
     o.declared, o.notes = {HOSTILE: HOSTILE}, [HOSTILE]
     o.counterexample = Counterexample(shapes={HOSTILE: [1]}, message=HOSTILE, reproduce=HOSTILE)
     o.graph.op_histogram = {HOSTILE: 1}
-    o.shape_table = [{"shapes": HOSTILE, "kind": HOSTILE, ".module()": HOSTILE}]
+    o.shape_table = [ShapeRow(HOSTILE, HOSTILE, {HOSTILE: "accepted"})]  # a cell itself is a closed word
     gate = {"baseline": HOSTILE, "failed": True, "regressions": [
         {"case": record.case, "mode": record.mode, "before": "passed", "after": "failed", "headline": HOSTILE}]}
     html = render_html(build_report([record], environment={HOSTILE: HOSTILE}, gate=gate))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from exportcore.outcome import Outcome
+from exportcore.outcome import Outcome, ShapeRow
 from pytest_export.results.records import Record
 from pytest_export.rendering.markdown import render_markdown
 from pytest_export.rendering.runtimes import runtime_tables, runtimes_html
@@ -10,7 +10,8 @@ from pytest_export.results.report import build_report
 
 
 def record(mode: str, rows: list[dict[str, str]], case: str = "t.py::test_m") -> Record:
-    return Record.make(f"{case}[{mode}]", case, mode, "passed", Outcome(case, mode, shape_table=rows), duration=0.1)
+    typed = [ShapeRow(r["shapes"], r["kind"], {k: v for k, v in r.items() if k not in ("shapes", "kind")}) for r in rows]
+    return Record.make(f"{case}[{mode}]", case, mode, "passed", Outcome(case, mode, shape_table=typed), duration=0.1)
 
 
 ONNX = [{"shapes": "args[0]=[4, 4]", "kind": "example", ".module()": "accepted", "onnx": "accepted"},

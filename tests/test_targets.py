@@ -63,23 +63,23 @@ def test_onnx_passes_numerics_on_examples_and_drawn_shapes(onnx_small):
     assert onnx_small.status == "passed", onnx_small.failure and onnx_small.failure.headline()
     assert onnx_small.mode == "onnx"
     assert {"lower", "load", "run", "guards"} <= set(onnx_small.timings)
-    kinds = [row["kind"] for row in onnx_small.shape_table]
+    kinds = [row.kind for row in onnx_small.shape_table]
     assert kinds[0] == "example" and kinds.count("in range") >= 2
-    assert all(row["onnx"] == "accepted" for row in onnx_small.shape_table if row["kind"] != "example"
-               and not row["kind"].startswith("out of range"))
+    assert all(row.cells["onnx"] == "accepted" for row in onnx_small.shape_table if row.kind != "example"
+               and not row.kind.startswith("out of range"))
 
 
 @needs_onnx
 def test_onnxruntime_running_an_out_of_range_batch_is_the_reject_unguarded_finding(onnx_small):
-    table = {row["shapes"]: row for row in onnx_small.shape_table}
+    table = {row.shapes: row for row in onnx_small.shape_table}
     # The exported module refuses batch 67 (above max 64); onnxruntime runs it: the range is gone.
-    above = next(r for r in table.values() if r["kind"].startswith("out of range (above_max"))
-    assert above[".module()"] == "rejected" and above["onnx"] == "accepted"
+    above = next(r for r in table.values() if r.kind.startswith("out of range (above_max"))
+    assert above.cells[".module()"] == "rejected" and above.cells["onnx"] == "accepted"
     found = [f for f in onnx_small.findings if f.kind == "reject_unguarded"]
-    assert found and above["shapes"] in found[0].message and "onnx ran" in found[0].message
+    assert found and above.shapes in found[0].message and "onnx ran" in found[0].message
     # A static dimension changed is refused by onnxruntime's own input check.
-    static = next(r for r in table.values() if "static_changed" in r["kind"])
-    assert static["onnx"] == "rejected"
+    static = next(r for r in table.values() if "static_changed" in r.kind)
+    assert static.cells["onnx"] == "rejected"
 
 
 @needs_onnx
@@ -142,8 +142,8 @@ def test_executorch_passes_and_reports_what_it_does_out_of_range():
     model, args = small_case()
     outcome = exportcore.check(model, args, dynamic_shapes=BATCH, target="executorch", examples=3)
     assert outcome.status == "passed", outcome.failure and outcome.failure.headline()
-    above = next(r for r in outcome.shape_table if r["kind"].startswith("out of range (above_max"))
-    assert above["executorch"] == "rejected"  # the buffer sized for the max refuses it
+    above = next(r for r in outcome.shape_table if r.kind.startswith("out of range (above_max"))
+    assert above.cells["executorch"] == "rejected"  # the buffer sized for the max refuses it
 
 
 def test_cuda_device_is_skipped_with_a_reason_without_a_gpu_and_runs_with_one():
@@ -230,7 +230,7 @@ def test_a_model_that_mutates_a_buffer_is_compared_on_its_first_call_only_and_sa
     outcome = exportcore.check(Counter(), (torch.randn(4, 4),), dynamic_shapes=BATCH, target="onnx", examples=3)
     assert outcome.status == "passed", outcome.failure and outcome.failure.headline()
     assert any("mutates buffers (calls)" in note for note in outcome.notes)
-    assert all(r[".module()"] != "wrong result" for r in outcome.shape_table)
+    assert all(r.cells[".module()"] != "wrong result" for r in outcome.shape_table)
 
 
 @needs_onnx

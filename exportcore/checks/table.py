@@ -35,10 +35,12 @@ def add_row(run: Run, args: tuple, kwargs: dict, kind: str, cells: dict[str, str
     """Add one input's row (one per distinct shapes, at most _MAX_ROWS) when ``run`` keeps a table."""
     if not keeps_table(run):
         return
+    from exportcore.outcome import ShapeRow
+
     table = run.outcome.shape_table
     shapes = shapes_text(args, kwargs)
-    if len(table) < _MAX_ROWS and all(r["shapes"] != shapes for r in table):
-        table.append({"shapes": shapes, "kind": kind, **cells})
+    if len(table) < _MAX_ROWS and all(r.shapes != shapes for r in table):
+        table.append(ShapeRow(shapes, kind, dict(cells)))
 
 
 def quiet_cell(run: Run, side: Side, args: tuple, kwargs: dict, reference: list | None, numerics: bool = True) -> str:

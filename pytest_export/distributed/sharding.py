@@ -88,7 +88,7 @@ def durations_from(path: Path) -> dict[str, float]:
     except ReportError as exc:
         raise pytest.UsageError(f"--export-durations: {exc}") from None
     totals: dict[str, float] = {}
-    for record in report["records"]:
+    for record in report.records:
         totals[record.case] = totals.get(record.case, 0.0) + max(0.0, float(record.duration or 0.0))
     # A baseline records no timings: every case 0, which says nothing; fall back to counts.
     return totals if any(totals.values()) else {}

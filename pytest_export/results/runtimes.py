@@ -1,6 +1,6 @@
 """Shapes × runtimes: per case, what each runtime did with each input shape tried (the data a report keeps).
 
-Built from the ``shape_table`` rows that target outcomes carry (exportcore.targets):
+Built from the ``shape_table`` rows (exportcore.outcome.ShapeRow) that target outcomes carry:
 rows are input shapes (the examples, drawn in-range shapes, out-of-range probes),
 columns the exported program's ``.module()`` and each target; a cell is accepted,
 rejected, wrong result or error. Drawn by pytest_export.rendering.runtimes. Pure: imports neither pytest nor torch.
@@ -33,15 +33,15 @@ def runtime_tables(records: list[Record]) -> dict[str, dict[str, Any]]:
             table["columns"].append(target)
         by_shape = {r["shapes"]: r for r in table["rows"]}
         for row in rows:
-            merged = by_shape.get(row["shapes"])
+            merged = by_shape.get(row.shapes)
             if merged is None:
-                merged = {"shapes": row["shapes"], "kind": row.get("kind", "")}
+                merged = {"shapes": row.shapes, "kind": row.kind}
                 table["rows"].append(merged)
-                by_shape[row["shapes"]] = merged
-            if target in row:
-                merged[target] = row[target]
-            if MODULE_COLUMN in row:
-                merged.setdefault(MODULE_COLUMN, row[MODULE_COLUMN])
+                by_shape[row.shapes] = merged
+            if target in row.cells:
+                merged[target] = row.cells[target]
+            if MODULE_COLUMN in row.cells:
+                merged.setdefault(MODULE_COLUMN, row.cells[MODULE_COLUMN])
     for table in tables.values():
         first, rest = table["columns"][:1], table["columns"][1:]
         table["columns"] = first + sorted(rest, key=lambda c: (_TARGET_ORDER + (c,)).index(c))

@@ -77,7 +77,9 @@ def _by_test(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _row(record: dict[str, Any], kind: str) -> dict[str, str]:
-    return next(r for r in record["outcome"]["shape_table"] if r["kind"].startswith(kind))
+    """The report's first row of ``kind``: its shapes, its kind and its cells in one dict."""
+    row = next(r for r in record["outcome"]["shape_table"] if r["kind"].startswith(kind))
+    return {"shapes": row["shapes"], "kind": row["kind"], **row["cells"]}
 
 
 @pytest.fixture(scope="module")
