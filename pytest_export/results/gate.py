@@ -16,7 +16,7 @@ from typing import Any, Iterable
 from exportcore.codec import encode
 from pytest_export.results.records import EXPORTABLE, Record, failure_of, record_key, worst
 from pytest_export.results.report import GATE_BUCKETS, Report, build_report, nodeid_file
-from pytest_export.results.schema import GateDoc, GateEntry, ScopeDoc
+from pytest_export.results.schema import GateBuckets, GateDoc, GateEntry, ScopeDoc
 
 __all__ = ["Scope", "GateResult", "compare", "summary_lines", "updated_baseline", "BUCKETS"]
 
@@ -112,18 +112,10 @@ class Scope:
 
 
 @dataclass
-class GateResult:
-    """The per-key comparison of a run with its baseline."""
+class GateResult(GateBuckets):
+    """The per-key comparison of a run with its baseline (named ``baseline``)."""
 
-    baseline: str
-    regressions: list[GateEntry] = field(default_factory=list)
-    missing: list[GateEntry] = field(default_factory=list)  # in no shard of a merge that lacks shards
-    improvements: list[GateEntry] = field(default_factory=list)
-    skipped: list[GateEntry] = field(default_factory=list)
-    vanished: list[GateEntry] = field(default_factory=list)
-    not_run: list[GateEntry] = field(default_factory=list)
-    deselected: list[GateEntry] = field(default_factory=list)
-    new: list[GateEntry] = field(default_factory=list)
+    baseline: str = ""
     strict: bool = False  # --export-baseline-strict: an improvement fails too, until the baseline records it
 
     @property

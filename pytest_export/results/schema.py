@@ -14,7 +14,7 @@ from typing import Any
 from exportcore import vocab
 from exportcore.codec import SchemaError, decode, one_of
 
-__all__ = ["GATE_BUCKETS", "GateEntry", "GateDoc", "MergeDoc", "MergeEntry", "ScopeDoc", "check_scope", "check_gate"]
+__all__ = ["GATE_BUCKETS", "GateBuckets", "GateEntry", "GateDoc", "MergeDoc", "MergeEntry", "ScopeDoc", "check_scope", "check_gate"]
 
 #: Result buckets of the baseline gate, in the order they are shown.
 GATE_BUCKETS = ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
@@ -54,19 +54,25 @@ class GateEntry:
 
 
 @dataclass
-class GateDoc:
-    """The baseline gate's result as a report stores it."""
+class GateBuckets:
+    """The baseline gate's buckets (GATE_BUCKETS): the gate's result in memory and a report's copy of it."""
 
-    baseline: str | None = None
-    failed: bool = False
     regressions: list[GateEntry] = field(default_factory=list)
-    missing: list[GateEntry] = field(default_factory=list)
+    missing: list[GateEntry] = field(default_factory=list)  # in no shard of a merge that lacks shards
     improvements: list[GateEntry] = field(default_factory=list)
     skipped: list[GateEntry] = field(default_factory=list)
     vanished: list[GateEntry] = field(default_factory=list)
     not_run: list[GateEntry] = field(default_factory=list)
     deselected: list[GateEntry] = field(default_factory=list)
     new: list[GateEntry] = field(default_factory=list)
+
+
+@dataclass
+class GateDoc(GateBuckets):
+    """The baseline gate's result as a report stores it: its buckets and its decision."""
+
+    baseline: str | None = None
+    failed: bool = False
 
 
 @dataclass
