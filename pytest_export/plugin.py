@@ -242,11 +242,16 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, Any, Any]:
     """Pay the process's one-time export warm-up before an exportable test's own time limit starts."""
     if item_mode(item) is not None or "export_check" in getattr(item, "fixturenames", ()):
-        from exportcore.deadline import warm_up
+        from pytest_export.runner import pytest_timeout_share
 
-        # Charged to a test, torch's first lazy imports (seconds) would exceed a healthy case's
-        # pytest-timeout limit, and an alarm inside an import leaves a module half-initialized.
-        warm_up()
+        if item.config.stash[OPTIONS].timeout is not None or pytest_timeout_share(item) is not None:
+            from exportcore.deadline import warm_up
+
+            # Charged to a test, torch's first lazy imports (seconds) would exceed a healthy case's
+            # pytest-timeout limit, and an alarm inside an import leaves a module half-initialized.
+            # Without a limit the first case simply pays them: warming up would only add the
+            # decompose and save/load a warm run (result cache) never does.
+            warm_up()
     return (yield)
 
 
