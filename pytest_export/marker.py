@@ -92,6 +92,11 @@ class ModeParam(str):
         self.spec = spec
         return self
 
+    def __reduce__(self) -> tuple[type, tuple[str]]:
+        # A test may hand its mode to another process (multiprocessing pickles it): it travels as the
+        # plain column, since the spec (an inputs= factory, Dims) need not pickle.
+        return str, (str(self),)
+
 
 def parse_marker(args: Sequence[Any], kwargs: Mapping[str, Any], known_modes: Sequence[str]) -> ExportSpec:
     """Return the ExportSpec for a marker's arguments; raise MarkerError naming the bad one."""
