@@ -63,6 +63,8 @@ class ResultCache:
         self.path = Path(path)
         self.mode = mode
         self.max_entries = max_entries
+        self._puts = 0
+        self._next_listing = 1  # the put after which the store is listed (and trimmed) again
 
     @property
     def reads(self) -> bool:
@@ -115,7 +117,9 @@ class ResultCache:
                 raise
         except OSError:
             return  # a read-only or full disk costs the next run time, never this run's verdict
-        self._evict()
+        self._puts += 1
+        if self._puts >= self._next_listing:
+            self._evict()
 
     def entries(self) -> list[Path]:
         """Return the entry files, oldest use first."""
@@ -127,9 +131,16 @@ class ResultCache:
         return self.path / name[:2] / f"{name}.json"
 
     def _evict(self) -> None:
+        # Listing and stat-ing every entry on every put would cost a zoo run O(entries) per model;
+        # trim a little below the bound instead and list again only once this process's own puts
+        # could have filled the store (other processes' puts are caught at their next listing).
         files = self.entries()
-        for stale in files[: max(0, len(files) - self.max_entries)]:
-            self._discard(stale)
+        kept = len(files)
+        if kept > self.max_entries:
+            kept = self.max_entries - self.max_entries // 20
+            for stale in files[: len(files) - kept]:
+                self._discard(stale)
+        self._next_listing = self._puts + max(1, self.max_entries - kept)
 
     @staticmethod
     def _discard(file: Path) -> None:

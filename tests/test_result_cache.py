@@ -176,6 +176,28 @@ def test_bounded_oldest_entries_go_first(tmp_path) -> None:
     assert served(check(cache, case_id="c"))
 
 
+def test_bounded_without_listing_the_store_on_every_put(tmp_path) -> None:
+    # a zoo run stores thousands of entries: each put must not list and stat the whole store
+    cache = ResultCache(tmp_path, max_entries=400)
+    listings = 0
+    entries = cache.entries
+
+    def counted() -> list:
+        nonlocal listings
+        listings += 1
+        return entries()
+
+    cache.entries = counted  # type: ignore[method-assign]
+    for n in range(1000):
+        cache.put(f"identity {n}", result_cache.Entry(format=result_cache.FORMAT, identity="", mode="strict", run="t"))
+        if n % 10 == 0:
+            assert len(entries()) <= 400
+    assert len(entries()) <= 400
+    assert listings < 1000 / 10
+    assert cache.get("identity 999") is not None  # the newest stay
+    assert cache.get("identity 0") is None  # the oldest went
+
+
 def test_failing_walks_and_input_factories_are_never_stored(tmp_path) -> None:
     cache = ResultCache(tmp_path)
 
