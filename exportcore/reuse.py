@@ -83,6 +83,8 @@ def digest_of(run: Run) -> str | None:
     from exportcore.sides import prepare
 
     prepare(run)  # the model as its snapshot: the state eager and every program start from
+    if run.value_digest is not None:
+        return run.value_digest[0]
     reference = run.reference
     parts = [
         module_digest(run.model), constants_digest(run.ep), values_digest((run.args, run.kwargs)),
@@ -90,7 +92,9 @@ def digest_of(run: Run) -> str | None:
         # still makes the two models different references
         values_digest((reference.outputs, reference.buffers)) if reference is not None else None,
     ]
-    return None if None in parts else "/".join(parts)  # type: ignore[arg-type]
+    digest = None if None in parts else "/".join(parts)  # type: ignore[arg-type]
+    run.value_digest = (digest,)
+    return digest
 
 
 def lookup(run: Run, key: str | None) -> Donation | None:
