@@ -21,7 +21,6 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 from measure import ROOT, bench_env, machine

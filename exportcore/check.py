@@ -70,7 +70,7 @@ def check(
     from exportcore.deadline import CaseTimeout, deadline
     from exportcore.explain import DEPTHS
     from exportcore.input_budget import budget_notes, default_budget, parse_bytes
-    from exportcore import failures
+    from exportcore import failures, shared_programs
     from exportcore.outcome import Outcome
     from exportcore.pipeline import walk
     from exportcore.shapes import examples_for
@@ -91,6 +91,7 @@ def check(
         raise ValueError(f"explain must be 'off', 'fix' or 'full', got {explain!r}")
     kwargs = dict(kwargs or {})
     case_id = case_id or _default_case_id(model)
+    shared_programs.enter_case(case_id)
     model = _as_module(model)
     if seed is None:
         seed = zlib.crc32(case_id.encode("utf-8", "surrogatepass")) & 0x7FFFFFFF

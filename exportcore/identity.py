@@ -17,7 +17,7 @@ import hashlib
 import re
 from typing import Any
 
-__all__ = ["structure", "same_program", "module_digest", "constants_digest", "values_digest"]
+__all__ = ["structure", "same_program", "tensors_of", "module_digest", "constants_digest", "values_digest"]
 
 
 def structure(ep: Any) -> str:
@@ -143,7 +143,7 @@ class _Ref(str):
 _SYMBOL = re.compile(r"\b[su]\d+\b")
 
 
-def _tensors(ep: Any) -> dict[str, Any] | None:
+def tensors_of(ep: Any) -> dict[str, Any] | None:
     """Return every lifted tensor of ``ep`` by name, or None when one cannot be compared by value."""
     import torch
 
@@ -181,7 +181,7 @@ def same_program(a: Any, b: Any) -> bool:
         return True
     if structure(a) != structure(b):
         return False
-    ta, tb = _tensors(a), _tensors(b)
+    ta, tb = tensors_of(a), tensors_of(b)
     if ta is None or tb is None or ta.keys() != tb.keys():
         return False
     return all(

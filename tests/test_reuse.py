@@ -148,3 +148,91 @@ def test_python_state_that_changes_eager_stops_sharing():
     outcome = exportcore.check(b, example(), mode="non_strict", case_id="p")
     assert outcome.reused_from is None
     assert outcome.status == "failed" and outcome.failure.stage == "numerics"
+
+
+class Plain(nn.Module):
+    """No dropout, no batch norm: training and eval capture the same program."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.out = nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(self.lin(x).relu())
+
+
+class Stepping(Plain):
+    """The same program in both modes, and a buffer every call mutates."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("steps", torch.zeros(()))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.steps.add_(1)
+        return super().forward(x) + self.steps
+
+
+def _shared_notes(outcome) -> list[str]:
+    return [note for note in outcome.notes if "this capture is the program" in note]
+
+
+def test_training_checks_the_decomposed_and_reloaded_programs_of_the_same_program_its_own_way():
+    strict = exportcore.check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="strict", case_id="s")
+    training = exportcore.check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="training", case_id="s")
+    assert strict.status == training.status == "passed"
+    assert not _shared_notes(strict)
+    notes = _shared_notes(training)
+    assert [note.split(":")[0] for note in notes] == ["decompose", "save/load"]
+    assert all("the program strict" in note for note in notes)
+    # not a reuse of strict's walk: training ran its own drawn shapes (train mode, gradients)
+    assert training.reused_from is None and "run" in training.timings
+    assert training.examples.accepted > 0
+    assert training.graph == strict.graph  # the very core-ATen program strict built
+    alone = exportcore.check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="training", case_id="s",
+                             reuse=False)
+    assert not _shared_notes(alone)
+    assert (alone.status, alone.graph, alone.findings) == (training.status, training.graph, training.findings)
+
+
+def test_programs_are_not_shared_across_different_programs_cases_or_with_reuse_off():
+    exportcore.check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="strict", case_id="n")
+    # batch norm in train() is another program: training builds its own
+    assert not _shared_notes(exportcore.check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="training",
+                                              case_id="n"))
+    exportcore.check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="strict", case_id="p")
+    other_weights = exportcore.check(seeded(Plain, seed=3), example(), dynamic_shapes=BATCH, mode="training",
+                                     case_id="p")
+    assert other_weights.status == "passed" and not _shared_notes(other_weights)
+    exportcore.check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="strict", case_id="p")
+    other_case = exportcore.check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="training", case_id="q")
+    assert not _shared_notes(other_case)
+
+
+def test_a_program_whose_buffer_a_run_mutated_is_proven_again_before_it_is_shared():
+    # every run adds 1 to `steps`: what a shared program's buffers hold when it is taken decides
+    # the training verdict, which must be the verdict of a training walk that built its own
+    strict = exportcore.check(seeded(Stepping), example(), dynamic_shapes=BATCH, mode="strict", case_id="m")
+    training = exportcore.check(seeded(Stepping), example(), dynamic_shapes=BATCH, mode="training", case_id="m")
+    alone = exportcore.check(seeded(Stepping), example(), dynamic_shapes=BATCH, mode="training", case_id="m2",
+                             reuse=False)
+    assert strict.status == "passed"
+    assert (training.status, [f.kind for f in training.findings]) == (alone.status, [f.kind for f in alone.findings])
+    assert training.status == "passed"
+
+
+def test_the_programs_kept_for_the_next_mode_hold_no_tensor_of_the_model():
+    import gc
+    import weakref
+
+    model = seeded(Stepping)
+    held = [weakref.ref(t) for t in (*model.parameters(), *model.buffers())]
+    # (non-strict: a strict capture's dynamo frame state keeps the weights it traced alive, torch's doing)
+    assert exportcore.check(model, example(), dynamic_shapes=BATCH, mode="non_strict", case_id="w").status == "passed"
+    del model
+    gc.collect()
+    assert all(ref() is None for ref in held)
+    # ... and the next mode still takes the decomposed program, bound to its own model's tensors
+    training = exportcore.check(seeded(Stepping), example(), dynamic_shapes=BATCH, mode="training", case_id="w")
+    assert training.status == "passed" and len(_shared_notes(training)) == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING
 
+from exportcore import shared_programs
 from exportcore.classify import classify
 from exportcore.graph_stats import graph_stats
 from exportcore.sides import remember
@@ -27,16 +28,25 @@ def _same(ep: object, decomposed: object) -> bool:
 def run(ctx: Run) -> None:
     """Set ``ctx.programs["decomposed"]``; the outcome's graph statistics become the core-ATen graph's."""
     with ctx.clock.stage("decompose"):
+        shared = shared_programs.take(ctx, "decomposed")
         try:
-            with warnings.catch_warnings():
-                # torch 2.10-2.12 warn from inside run_decompositions (deep-copying its own LeafSpec):
-                # nothing the user wrote, nothing they can change. (The FutureWarning came with
-                # pytorch/pytorch#160843; drop this when 2.12 is no longer supported.)
-                warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated")
-                decomposed = ctx.ep.run_decompositions()
+            if shared is not None:
+                decomposed, donor = shared
+                ctx.outcome.notes.append(
+                    f"decompose: this capture is the program {donor} decomposed (graph, ranges and tensors by value), "
+                    "so its core-ATen program was taken, not built again; it is checked here this mode's way")
+            else:
+                with warnings.catch_warnings():
+                    # torch 2.10-2.12 warn from inside run_decompositions (deep-copying its own LeafSpec):
+                    # nothing the user wrote, nothing they can change. (The FutureWarning came with
+                    # pytorch/pytorch#160843; drop this when 2.12 is no longer supported.)
+                    warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated")
+                    decomposed = ctx.ep.run_decompositions()
             remember(ctx, "decomposed", decomposed.module())
         except Exception as exc:
             ctx.fail(classify(exc, "decompose"))
+        if shared is None:
+            shared_programs.keep(ctx, "decomposed", decomposed)
         if not ctx.mode.training and _same(ctx.ep, decomposed):
             # already core ATen: the decomposed program is the exported one (training compares grads
             # of the exported program only, so there both stay)

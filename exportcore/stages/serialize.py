@@ -8,6 +8,7 @@ import logging
 import warnings
 from typing import TYPE_CHECKING, Iterator
 
+from exportcore import shared_programs
 from exportcore.classify import classify
 from exportcore.logged_errors import chain_logged, logged_errors
 from exportcore.sides import remember
@@ -23,6 +24,15 @@ def run(ctx: Run) -> None:
     import torch
 
     with ctx.clock.stage("serialize"):
+        shared = shared_programs.take(ctx, "round_trip")
+        if shared is not None:
+            ctx.outcome.notes.append(
+                f"save/load: this capture is the program {shared[1]} saved and loaded back unchanged (graph, ranges and "
+                "tensors by value), so it was not round-tripped again; its reloaded program is this capture's, checked "
+                "here this mode's way")
+            remember(ctx, "reloaded", ctx.ep.module())
+            ctx.same_as["reloaded"] = "exported"
+            return
         try:
             buffer = io.BytesIO()
             with _tolerant_logging(), logged_errors() as logged:
@@ -32,7 +42,9 @@ def run(ctx: Run) -> None:
                 remember(ctx, "reloaded", loaded.module())
         except Exception as exc:
             ctx.fail(classify(chain_logged(exc, logged), "serialize"))
-        if _same(ctx.ep, loaded):
+        same = _same(ctx.ep, loaded)
+        shared_programs.keep(ctx, "round_trip", same)
+        if same:
             ctx.same_as["reloaded"] = "exported"
 
 
