@@ -155,8 +155,5 @@ def store(run: Run, key: str | None, donation: Donation) -> None:
 
 
 def clear() -> None:
-    """Forget every donation and every shared program (tests; a session that changes the models under the same ids)."""
-    from exportcore import shared_programs
-
+    """Forget every donation (tests; a session that changes the models under the same ids)."""
     _MEMO.clear()
-    shared_programs.clear()

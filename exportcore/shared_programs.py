@@ -92,7 +92,7 @@ def enter_case(case_id: str | None) -> None:
 
 
 def clear() -> None:
-    """Forget the kept programs (tests; exportcore.reuse.clear)."""
+    """Forget the kept programs (tests)."""
     global _LAST
     _LAST = None
 

@@ -10,7 +10,7 @@ from torch import nn
 from torch.export import Dim
 
 import exportcore
-from exportcore import result_cache, reuse
+from exportcore import result_cache, reuse, shared_programs
 from exportcore.result_cache import ResultCache
 
 BATCH = {"x": {0: Dim("batch", min=2, max=64)}}
@@ -46,8 +46,10 @@ def example(dtype: torch.dtype = torch.float32) -> tuple:
 def fresh_memo():
     # Each check() below stands for a new session: the in-process memo must not answer for the disk.
     reuse.clear()
+    shared_programs.clear()
     yield
     reuse.clear()
+    shared_programs.clear()
 
 
 def check(cache: ResultCache, m: nn.Module | None = None, args: tuple | None = None, **options):
@@ -57,6 +59,7 @@ def check(cache: ResultCache, m: nn.Module | None = None, args: tuple | None = N
     outcome = exportcore.check(m if m is not None else model(), args if args is not None else example(),
                                cache=cache, **options)
     reuse.clear()
+    shared_programs.clear()
     return outcome
 
 

@@ -10,7 +10,7 @@ from torch import nn
 from torch.export import Dim
 
 import exportcore
-from exportcore import reuse
+from exportcore import reuse, shared_programs
 from exportcore.identity import same_program, structure
 
 BATCH = {"x": {0: Dim("batch", min=2, max=64)}}
@@ -40,8 +40,10 @@ def example(seed: int = 1) -> tuple:
 @pytest.fixture(autouse=True)
 def fresh_memo():
     reuse.clear()
+    shared_programs.clear()
     yield
     reuse.clear()
+    shared_programs.clear()
 
 
 def test_non_strict_reuses_strict_when_it_captures_the_same_program_and_still_runs_its_own_state_check():
