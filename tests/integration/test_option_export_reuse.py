@@ -40,3 +40,10 @@ def test_the_report_names_the_mode_a_result_was_reused_from(pytester: pytest.Pyt
                       ("test_unseeded", "strict"): None, ("test_unseeded", "non_strict"): None}
     timings = {(r["case"].split("::")[1], r["mode"]): r["outcome"]["timings"] for r in records}
     assert ("run" in timings[("test_seeded", "non_strict")]) == (flag is not None)
+    # training may not take strict's walk, but it captured strict's program: it takes strict's
+    # decomposed program and save/load answer (not with --export-no-reuse), then runs its own checks
+    notes = {(r["case"].split("::")[1], r["mode"]): r["outcome"]["notes"] for r in records}
+    shared = [n.split(":")[0] for n in notes[("test_seeded", "training")] if "this capture is the program strict" in n]
+    assert shared == ([] if flag else ["decompose", "save/load"])
+    assert "run" in timings[("test_seeded", "training")]
+    assert not [n for key, ns in notes.items() if key[1] != "training" for n in ns if "this capture is the program" in n]
