@@ -68,9 +68,9 @@ class Run:
     program_states: dict[int, ModelState] = field(default_factory=dict)  # id(program) -> its own snapshot
     #: A program proven the same as an earlier one ("reloaded" -> "exported"): not probed again on drawn shapes.
     same_as: dict[str, str] = field(default_factory=dict)
-    #: exportcore.reuse's by-value digest of this walk (model, constants, inputs, eager's answer), once
+    #: exportcore.reuse's by-value digests of this walk (model, constants, inputs, eager's answer), once
     #: computed: none of them changes during a walk, and hashing a large model twice is not free.
-    value_digest: tuple[str | None] | None = None
+    value_parts: tuple[str | None, ...] | None = None
     #: A target's program under test, its loaded artifact: an exportcore.programs.RuntimeSide (set by
     #: exportcore.stages.runtime; typed Any because exportcore.programs reads this module).
     runtime: Any = None

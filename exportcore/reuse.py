@@ -79,22 +79,33 @@ def key_of(run: Run) -> str | None:
 
 def digest_of(run: Run) -> str | None:
     """Return the by-value half of the identity: the model's tensors, the program's constants, the inputs."""
+    parts = _value_parts(run)
+    return None if None in parts else "/".join(parts)  # type: ignore[arg-type]
+
+
+def program_digest(run: Run) -> str | None:
+    """Return what of digest_of a program alone depends on: the model's tensors and the program's constants.
+
+    (Not the inputs nor eager's answer: exportcore.shared_programs shares work that only reads the program.)
+    """
+    parts = _value_parts(run)[:2]
+    return None if None in parts else "/".join(parts)  # type: ignore[arg-type]
+
+
+def _value_parts(run: Run) -> tuple[str | None, ...]:
     from exportcore.identity import constants_digest, module_digest, values_digest
     from exportcore.sides import prepare
 
     prepare(run)  # the model as its snapshot: the state eager and every program start from
-    if run.value_digest is not None:
-        return run.value_digest[0]
-    reference = run.reference
-    parts = [
-        module_digest(run.model), constants_digest(run.ep), values_digest((run.args, run.kwargs)),
-        # eager's own answer on the examples: Python state no tensor shows (a call counter, a flag)
-        # still makes the two models different references
-        values_digest((reference.outputs, reference.buffers)) if reference is not None else None,
-    ]
-    digest = None if None in parts else "/".join(parts)  # type: ignore[arg-type]
-    run.value_digest = (digest,)
-    return digest
+    if run.value_parts is None:
+        reference = run.reference
+        run.value_parts = (
+            module_digest(run.model), constants_digest(run.ep), values_digest((run.args, run.kwargs)),
+            # eager's own answer on the examples: Python state no tensor shows (a call counter, a flag)
+            # still makes the two models different references
+            values_digest((reference.outputs, reference.buffers)) if reference is not None else None,
+        )
+    return run.value_parts
 
 
 def lookup(run: Run, key: str | None) -> Donation | None:

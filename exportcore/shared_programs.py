@@ -13,7 +13,7 @@ training and in eval.
 
 "The same program" is exportcore.reuse's proof without its options: the canonical structure
 (exportcore.identity.structure: graph, signature, ranges, which weight each input reads) and the
-model's parameters and buffers and the program's constants by value (reuse.digest_of). The entry
+model's parameters and buffers and the program's constants by value (reuse.program_digest). The entry
 keeps no tensor of the donor: its decomposed program is kept without weights and rebound to the
 taker's own, by name. One entry per process, for the walk last seen and only while the same case
 runs: check() drops it when another case starts.
@@ -39,7 +39,7 @@ class _Built:
     mode: str
     device: str
     structure: str
-    values: str  # the model's tensors and the program's constants, by value (reuse.digest_of's first half)
+    values: str  # the model's tensors and the program's constants, by value (reuse.program_digest)
     decomposed: Any = None  # the decomposed ExportedProgram, its weights dropped
     round_trip: bool | None = None  # save/load gave back the same program (None: not round-tripped)
 
@@ -99,17 +99,14 @@ def clear() -> None:
 
 def _proof(run: Run) -> tuple[str, str] | None:
     from exportcore.identity import structure
-    from exportcore.reuse import digest_of
+    from exportcore.reuse import program_digest
 
     try:
-        digest = digest_of(run)
+        digest = program_digest(run)
         text = structure(run.ep)
     except Exception:  # noqa: BLE001 - a program we cannot describe is never shared
         return None
-    if digest is None:
-        return None
-    model, constants = digest.split("/")[:2]
-    return text, f"{model}/{constants}"
+    return None if digest is None else (text, digest)
 
 
 def _weightless(decomposed: Any, ep: Any) -> Any:
