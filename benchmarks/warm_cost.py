@@ -1,28 +1,37 @@
 """Warm runs: the examples and the ExportDB catalog cold, warm (result cache kept), warm with one model edited.
 
-Each suite runs as the user runs it, ``python -m pytest SUITE`` in a fresh subprocess, four ways,
+Each suite runs as the user runs it, ``python -m pytest SUITE`` in a fresh subprocess, five ways,
 side by side in one run:
 
 - ``bare``: the same tests, each (case, mode) only exported, decomposed and called once
   (benchmarks/bare_export_plugin.py claims every mode): the loop any export pipeline pays;
 - ``cold``: the default check with an empty result cache (``-o cache_dir=`` a fresh folder);
 - ``warm``: the same again with the cache kept;
+- ``capture-only``: the floor as a whole session (below);
 - ``edited`` (examples only): one model's code changed (test_mlp.py's activation), cache kept:
   that model must be re-checked in full, the rest served.
 
 It also prints the warm run's floor: what no cache can save, because the issue's proof needs
-it or the session pays it before any check runs. That is a ``--collect-only`` session over the
-same suite (Python and pytest start-up, the test modules' own imports of torch and friends, and
-torch's slow interpreter shutdown) plus the warm run's capture and eager seconds (from its
-report's stage timings), which always run: a capture is what a code change or a torch upgrade
-breaks, and eager's answer is part of the proof.
+it or the session pays it before any check runs, measured two ways. First, a ``--collect-only``
+session over the same suite (Python and pytest start-up, the test modules' own imports of torch
+and friends, and torch's interpreter shutdown) plus the warm run's capture and eager seconds
+(from its report's stage timings), which always run: a capture is what a code change or a torch
+upgrade breaks, and eager's answer is part of the proof. Second, a whole session that checks
+nothing a cache could serve (``--export-checks=state --export-cache=off``: eager, capture,
+``ep.module()`` and the state check, the steps a warm run also runs): it pays what the first
+floor leaves out, the teardown of a process that has exported (torch's tracing state) and pytest's
+own end-of-session collection. A warm run near that session is at its floor.
 
 It prints each session's seconds, the ratios warm/cold and warm/bare (targets: <= 0.4x and <= 0.5x),
 and checks that every (case, mode) has the same verdict cold and warm and that no record of the edited
 model came from the cache. The examples are copied to a temporary folder first; the repository is never
 edited. Targets' columns are deselected (``-k``) on every side: the bare side has no runtime to lower to.
 
-Usage: ``python benchmarks/warm_cost.py [--suite examples|exportdb|both] [-n N] [--files F ...]``
+With ``--rounds R`` the bare, cold, warm and capture-only sessions run R times (alternating their
+order; each round's cold run starts from an empty cache) and the ratios are of the medians: on a
+shared machine one session's noise is larger than the gap between warm and its floor.
+
+Usage: ``python benchmarks/warm_cost.py [--suite examples|exportdb|both] [-n N] [--rounds R] [--files F ...]``
 (``--files``: only these files of examples/, which must include the edited one).
 """
 
@@ -31,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -89,37 +99,50 @@ def served(got: dict) -> set[tuple[str, str]]:
     return {key for key, (_, source, _) in got.items() if (source or "").startswith("cache:")}
 
 
-def run_suite(name: str, suite: Path, work: Path, extra: list[str]) -> bool:
-    """Time one suite's sides; print the figures; return whether every invariant held."""
-    cache = work / f"{name}-cache"
-    seconds: dict[str, float] = {}
-    reports = {side: work / f"{name}-{side}.json" for side in ("bare", "cold", "warm", "edited")}
-    seconds["bare"] = session(suite, work / f"{name}-bare-cache", reports["bare"], extra, bare=True)
-    print(f"{name} bare export loop: {seconds['bare']:.1f}s", flush=True)
-    seconds["cold"] = session(suite, cache, reports["cold"], extra)
-    print(f"{name} cold (empty cache): {seconds['cold']:.1f}s", flush=True)
-    seconds["warm"] = session(suite, cache, reports["warm"], extra)
-    print(f"{name} warm (cache kept): {seconds['warm']:.1f}s", flush=True)
-    cold, warm = records(reports["cold"]), records(reports["warm"])
+def run_suite(name: str, suite: Path, work: Path, extra: list[str], rounds: int) -> bool:
+    """Time one suite's sides ``rounds`` times; print each session and the medians; return whether every invariant held."""
+    samples: dict[str, list[float]] = {side: [] for side in ("bare", "cold", "warm", "capture-only")}
     ok = True
-    changed = sorted(k for k in cold if cold[k][0] != warm.get(k, ("missing",))[0])
-    print(f"{name} (case, mode) pairs: {len(cold)}; served from the cache when warm: {len(served(warm))}; "
-          f"verdicts changed cold -> warm: {len(changed)} {changed[:5]}")
-    ok &= not changed and set(cold) == set(warm)
+    warm_report = work / f"{name}-warm.json"
+    for round_ in range(rounds):
+        cache = work / f"{name}-cache-{round_}"  # each round's cold run starts empty
+        reports = {side: work / f"{name}-{side}-{round_}.json" for side in ("bare", "cold", "capture-only")}
+        reports["warm"] = warm_report
+        times = {
+            "bare": lambda: session(suite, work / f"{name}-bare-cache", reports["bare"], extra, bare=True),
+            "cold": lambda: session(suite, cache, reports["cold"], extra),
+            "warm": lambda: session(suite, cache, reports["warm"], extra),
+            # nothing a cache could serve: eager, capture, .module() and the state check, as a warm run
+            "capture-only": lambda: session(suite, work / f"{name}-capture-cache", reports["capture-only"],
+                                            [*extra, "--export-checks=state", "--export-cache=off"]),
+        }
+        order = ("bare", "cold", "warm", "capture-only") if round_ % 2 == 0 else ("capture-only", "cold", "warm", "bare")
+        for side in order:
+            samples[side].append(times[side]())
+        print(f"{name} round {round_ + 1}: " + ", ".join(f"{side} {samples[side][-1]:.1f}s" for side in order), flush=True)
+        cold, warm = records(reports["cold"]), records(reports["warm"])
+        changed = sorted(k for k in cold if cold[k][0] != warm.get(k, ("missing",))[0])
+        print(f"{name} round {round_ + 1} (case, mode) pairs: {len(cold)}; served from the cache when warm: "
+              f"{len(served(warm))}; verdicts changed cold -> warm: {len(changed)} {changed[:5]}")
+        ok &= not changed and set(cold) == set(warm)
+    seconds = {side: statistics.median(values) for side, values in samples.items()}
     if name == "examples":
         edited = suite / EDITED_FILE
         edited.write_text(edited.read_text().replace("nn.ReLU()", "nn.Tanh()", 1))
-        seconds["edited"] = session(suite, cache, reports["edited"], extra)
-        after = records(reports["edited"])
+        edited_seconds = session(suite, work / f"{name}-cache-0", work / f"{name}-edited.json", extra)
+        after = records(work / f"{name}-edited.json")
         mlp = {k for k, (_, _, test) in after.items() if test.split("::")[0].endswith(EDITED_FILE)}
-        print(f"{name} warm, {EDITED_FILE} edited: {seconds['edited']:.1f}s; its {len(mlp)} (case, mode) pairs "
+        print(f"{name} warm, {EDITED_FILE} edited: {edited_seconds:.1f}s; its {len(mlp)} (case, mode) pairs "
               f"served from the cache: {len(mlp & served(after))} (must be 0)", flush=True)
         ok &= bool(mlp) and not mlp & served(after)
+        edited.write_text(edited.read_text().replace("nn.Tanh()", "nn.ReLU()", 1))
     fixed = collect_only(suite, work, extra)
-    floor = fixed + always_run(reports["warm"])
-    print(f"{name} warm floor: collect-only session {fixed:.1f}s + the warm run's capture and eager "
-          f"{floor - fixed:.1f}s = {floor:.1f}s ({floor / seconds['cold']:.2f}x cold); the rest of the warm run (pairs "
-          f"not served, the plugin's bookkeeping, the session's end): {seconds['warm'] - floor:.1f}s", flush=True)
+    floor = fixed + always_run(warm_report)
+    print(f"{name} medians over {rounds} round(s): " + ", ".join(f"{side} {v:.1f}s" for side, v in seconds.items()))
+    print(f"{name} warm floor: collect-only session {fixed:.1f}s + the last warm run's capture and eager "
+          f"{floor - fixed:.1f}s = {floor:.1f}s ({floor / seconds['cold']:.2f}x cold); the capture-only session "
+          f"{seconds['capture-only']:.1f}s ({seconds['capture-only'] / seconds['cold']:.2f}x cold); warm / capture-only: "
+          f"{seconds['warm'] / seconds['capture-only']:.2f}x", flush=True)
     print(f"{name} ratio warm / cold: {seconds['warm'] / seconds['cold']:.2f}x (target <= 0.4x); "
           f"warm / bare loop: {seconds['warm'] / seconds['bare']:.2f}x (target <= 0.5x); "
           f"cold / bare loop: {seconds['cold'] / seconds['bare']:.2f}x", flush=True)
@@ -130,6 +153,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suite", choices=("examples", "exportdb", "both"), default="both")
     parser.add_argument("-n", dest="workers", default="0", help="pytest-xdist workers per session (default 0)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="sessions of each kind per suite (medians; each round's cold run starts empty)")
     parser.add_argument("--files", nargs="+", metavar="FILE",
                         help=f"only these files of examples/ (must include {EDITED_FILE})")
     args = parser.parse_args()
@@ -150,9 +175,9 @@ def main() -> int:
                 print(f"examples/ files: {', '.join(sorted(args.files))}")
             if not (suite / EDITED_FILE).read_text().count("nn.ReLU()"):
                 raise SystemExit(f"examples/{EDITED_FILE} has no nn.ReLU() to edit")
-            ok &= run_suite("examples", suite, work, extra)
+            ok &= run_suite("examples", suite, work, extra, args.rounds)
         if args.suite in ("exportdb", "both"):
-            ok &= run_suite("exportdb", ROOT / "exportdb", work, extra)
+            ok &= run_suite("exportdb", ROOT / "exportdb", work, extra, args.rounds)
     print("invariants (same verdicts cold and warm; the edited model re-checked):", "hold" if ok else "BROKEN")
     return 0 if ok else 1
 
