@@ -4,7 +4,7 @@ exportcore.reuse proves within one process that a mode captured the same program
 one (structure, options, model state, constants, inputs and eager's answer by value) and takes
 that mode's results for the steps that only run the program. This module keeps those results on
 disk under the same proof, plus everything outside the process that could change an answer:
-torch, pytest-export and Python versions. An entry is a small JSON file named by the hash of
+torch, pytest-export (its version and its source), hypothesis, sympy and Python versions. An entry is a small JSON file named by the hash of
 the whole identity, so a lookup is one file read; capture and eager always run first, since the
 identity is taken from what they produced.
 
@@ -150,16 +150,22 @@ class ResultCache:
             pass
 
 
+#: Libraries besides torch whose code decides what a walk finds: hypothesis draws the shapes (another
+#: version may draw other shapes from the same seed) and sympy writes and reads back the symbolic
+#: sizes a save/load round trip serializes.
+LIBRARIES = ("hypothesis", "sympy")
+
+
 def environment() -> str:
-    """Return what outside the process decides a walk's results: torch, the engine's code, Python.
+    """Return what outside the process decides a walk's results: torch, the engine's code, LIBRARIES, Python.
 
     The engine is named by its source's digest, not only its version number: an edited check
     under an unchanged version (a development checkout) must not be served its old results.
     """
     import torch
 
-    return (f"torch {torch.__version__}; pytest-export {_plugin_version()} ({_engine_digest()}); "
-            f"python {platform.python_version()}")
+    return (f"torch {torch.__version__}; pytest-export {_dist_version('pytest-export')} ({_engine_digest()}); "
+            f"{_library_versions()}; python {platform.python_version()}")
 
 
 def run_label() -> str:
@@ -168,13 +174,18 @@ def run_label() -> str:
     return f"{stamp} pid {os.getpid()}"
 
 
-def _plugin_version() -> str:
+def _dist_version(name: str) -> str:
     from importlib.metadata import PackageNotFoundError, version as dist_version
 
     try:
-        return dist_version("pytest-export")
+        return dist_version(name)
     except PackageNotFoundError:
         return "unknown"
+
+
+@functools.lru_cache(maxsize=1)
+def _library_versions() -> str:
+    return "; ".join(f"{name} {_dist_version(name)}" for name in LIBRARIES)
 
 
 @functools.lru_cache(maxsize=1)

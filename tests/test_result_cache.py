@@ -96,7 +96,8 @@ def test_a_training_mode_is_served_only_by_its_own_earlier_run(tmp_path) -> None
     assert changed.status == "passed" and not served(changed) and RUN_STEPS <= set(changed.timings)
 
 
-@pytest.mark.parametrize("change", ["weight", "code", "dtype", "spec", "options", "case", "torch"])
+@pytest.mark.parametrize("change", ["weight", "code", "dtype", "spec", "options", "case", "torch", "hypothesis",
+                                    "sympy"])
 def test_anything_not_proven_the_same_runs_in_full(tmp_path, monkeypatch, change) -> None:
     cache = ResultCache(tmp_path)
     assert check(cache).status == "passed"
@@ -117,9 +118,25 @@ def test_anything_not_proven_the_same_runs_in_full(tmp_path, monkeypatch, change
     elif change == "torch":
         real = result_cache.environment()
         monkeypatch.setattr(result_cache, "environment", lambda: real.replace("torch ", "torch 0.0.0-"))
+    else:  # another hypothesis may draw other shapes from one seed; sympy writes the sizes save/load keeps
+        real = result_cache._library_versions()
+        monkeypatch.setattr(result_cache, "_library_versions", lambda: real.replace(f"{change} ", f"{change} 0.0.0-"))
     again = check(cache, **kwargs)
     assert again.status == "passed" and not served(again)
     assert RUN_STEPS <= set(again.timings)
+
+
+def test_the_environment_names_every_version_that_decides_a_result() -> None:
+    import platform
+
+    import hypothesis
+    import sympy
+
+    env = result_cache.environment()
+    for name, version in (("torch", torch.__version__), ("hypothesis", hypothesis.__version__),
+                          ("sympy", sympy.__version__), ("python", platform.python_version())):
+        assert f"{name} {version}" in env, (name, env)
+    assert "pytest-export " in env
 
 
 def test_a_weight_change_that_breaks_numerics_is_not_served_the_old_pass(tmp_path) -> None:
