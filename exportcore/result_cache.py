@@ -4,9 +4,9 @@ exportcore.reuse proves within one process that a mode captured the same program
 one (structure, options, model state, constants, inputs and eager's answer by value) and takes
 that mode's results for the steps that only run the program. This module keeps those results on
 disk under the same proof, plus everything outside the process that could change an answer:
-torch, pytest-export (its version and its source), hypothesis, sympy and Python versions. An entry is a small JSON file named by the hash of
-the whole identity, so a lookup is one file read; capture and eager always run first, since the
-identity is taken from what they produced.
+torch, pytest-export (its version and its source), hypothesis, sympy and Python versions. An
+entry is a small JSON file named by the hash of the whole identity, so a lookup is one file
+read; capture and eager always run first, since the identity is taken from what they produced.
 
 Safe to share between processes (xdist workers, CI shards restoring the directory): entries are
 written to a temporary file and renamed into place, and an entry that does not decode, carries

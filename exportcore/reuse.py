@@ -14,7 +14,8 @@ bit), and every option that decides what is checked. Only a program whose walk p
 failing mode keeps its own diagnosis and explanation. A training mode's program is served only by
 an earlier walk of the same training mode (from the disk cache), never by an inference mode's. The memo is per
 process and small; ``run.cache`` (exportcore.result_cache) keeps donations on disk under the
-same proof plus torch, engine, hypothesis, sympy and Python versions, for later sessions and other xdist workers.
+same proof plus torch, engine, hypothesis, sympy and Python versions, for later sessions and
+other xdist workers.
 """
 
 from __future__ import annotations
