@@ -157,7 +157,7 @@ LIBRARIES = ("hypothesis", "sympy")
 
 
 def environment() -> str:
-    """Return what outside the process decides a walk's results: torch, the engine's code, LIBRARIES, Python.
+    """Return what outside the process decides a walk's results: torch, the engine, LIBRARIES, Python.
 
     The engine is named by its source's digest, not only its version number: an edited check
     under an unchanged version (a development checkout) must not be served its old results.
