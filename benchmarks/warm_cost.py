@@ -100,7 +100,10 @@ def served(got: dict) -> set[tuple[str, str]]:
 
 
 def run_suite(name: str, suite: Path, work: Path, extra: list[str], rounds: int) -> bool:
-    """Time one suite's sides ``rounds`` times; print each session and the medians; return whether every invariant held."""
+    """Time one suite's sides ``rounds`` times; print each session and the medians.
+
+    Return whether every invariant held.
+    """
     samples: dict[str, list[float]] = {side: [] for side in ("bare", "cold", "warm", "capture-only")}
     ok = True
     warm_report = work / f"{name}-warm.json"
@@ -116,10 +119,13 @@ def run_suite(name: str, suite: Path, work: Path, extra: list[str], rounds: int)
             "capture-only": lambda: session(suite, work / f"{name}-capture-cache", reports["capture-only"],
                                             [*extra, "--export-checks=state", "--export-cache=off"]),
         }
-        order = ("bare", "cold", "warm", "capture-only") if round_ % 2 == 0 else ("capture-only", "cold", "warm", "bare")
+        order = ("bare", "cold", "warm", "capture-only")
+        if round_ % 2:
+            order = ("capture-only", "cold", "warm", "bare")
         for side in order:
             samples[side].append(times[side]())
-        print(f"{name} round {round_ + 1}: " + ", ".join(f"{side} {samples[side][-1]:.1f}s" for side in order), flush=True)
+        timed_now = ", ".join(f"{side} {samples[side][-1]:.1f}s" for side in order)
+        print(f"{name} round {round_ + 1}: {timed_now}", flush=True)
         cold, warm = records(reports["cold"]), records(reports["warm"])
         changed = sorted(k for k in cold if cold[k][0] != warm.get(k, ("missing",))[0])
         print(f"{name} round {round_ + 1} (case, mode) pairs: {len(cold)}; served from the cache when warm: "
@@ -141,7 +147,8 @@ def run_suite(name: str, suite: Path, work: Path, extra: list[str], rounds: int)
     print(f"{name} medians over {rounds} round(s): " + ", ".join(f"{side} {v:.1f}s" for side, v in seconds.items()))
     print(f"{name} warm floor: collect-only session {fixed:.1f}s + the last warm run's capture and eager "
           f"{floor - fixed:.1f}s = {floor:.1f}s ({floor / seconds['cold']:.2f}x cold); the capture-only session "
-          f"{seconds['capture-only']:.1f}s ({seconds['capture-only'] / seconds['cold']:.2f}x cold); warm / capture-only: "
+          f"{seconds['capture-only']:.1f}s ({seconds['capture-only'] / seconds['cold']:.2f}x cold); "
+          f"warm / capture-only: "
           f"{seconds['warm'] / seconds['capture-only']:.2f}x", flush=True)
     print(f"{name} ratio warm / cold: {seconds['warm'] / seconds['cold']:.2f}x (target <= 0.4x); "
           f"warm / bare loop: {seconds['warm'] / seconds['bare']:.2f}x (target <= 0.5x); "
