@@ -195,7 +195,8 @@ def module_digest(module: Any) -> str | None:
     """Return a digest of a module's parameters and buffers (names, values), or None if one is not comparable."""
     import torch
 
-    h = hashlib.blake2b(f"{type(module).__module__}.{type(module).__qualname__}".encode("utf-8", "surrogatepass"), digest_size=20)
+    name = f"{type(module).__module__}.{type(module).__qualname__}"
+    h = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=20)
     if isinstance(module, torch.nn.Module):
         for kind, named in (("p", module.named_parameters(remove_duplicate=False)),
                             ("b", module.named_buffers(remove_duplicate=False))):
@@ -248,7 +249,10 @@ def values_digest(tree: Any) -> str | None:
 
 def _feed_tensor(h: Any, name: str, tensor: Any) -> None:
     t = tensor.detach().contiguous().cpu()
-    h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|{tensor.device}|{tensor.requires_grad};".encode("utf-8", "surrogatepass"))
+    # The strides too: equal values in another memory layout (channels_last, a transposed view) are
+    # not the same input, since drawn shapes are built in the example's stride order.
+    h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|{tuple(tensor.stride())}|{tensor.device}|{tensor.requires_grad};"
+             .encode("utf-8", "surrogatepass"))
     if t.numel():
         # the raw bytes, without numpy (torch does not require it)
         h.update(ctypes.string_at(t.data_ptr(), t.numel() * t.element_size()))

@@ -33,6 +33,13 @@ class MlpTanh(Mlp):
         return self.lin(x).tanh()
 
 
+class Elementwise(Mlp):
+    """Elementwise only: its answer is bit for bit the same in any memory layout of its input."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x * self.lin.weight[0]).relu()
+
+
 def model(cls: type = Mlp, seed: int = 0) -> nn.Module:
     torch.manual_seed(seed)
     return cls().eval()
@@ -124,6 +131,19 @@ def test_anything_not_proven_the_same_runs_in_full(tmp_path, monkeypatch, change
     again = check(cache, **kwargs)
     assert again.status == "passed" and not served(again)
     assert RUN_STEPS <= set(again.timings)
+
+
+def test_the_same_values_in_another_memory_layout_are_other_inputs(tmp_path) -> None:
+    # Drawn shapes are built in the example's stride order (exportcore.shapes.layouts), so a
+    # column-major example is another input even where eager's answer is the same bit for bit.
+    cache = ResultCache(tmp_path)
+    rows = example()[0]
+    columns = rows.t().contiguous().t()
+    assert torch.equal(rows, columns) and rows.stride() != columns.stride()
+    assert check(cache, model(Elementwise), (rows,)).status == "passed"
+    assert served(check(cache, model(Elementwise), (rows.clone(),)))  # the same layout is served
+    again = check(cache, model(Elementwise), (columns,))
+    assert again.status == "passed" and not served(again) and RUN_STEPS <= set(again.timings)
 
 
 def test_the_environment_names_every_version_that_decides_a_result() -> None:
