@@ -16,7 +16,7 @@ __all__ = [
     "alias_lost", "case_not_checked", "case_timeout", "device_unavailable", "drawn_shape_failure", "duplicate_key",
     "failed_after_export", "finding_error", "finding_filtered_to_error", "finding_missing", "guard_accepted",
     "harness_timeout", "input_factory_error", "output_metadata_mismatch", "target_guard_rejected", "target_numerics",
-    "target_unavailable", "worker_crashed",
+    "target_unavailable", "without_tolerances", "worker_crashed",
 ]
 
 #: Where a finding made an error (--export-findings=error) fails; the rest fail at guards.
@@ -116,9 +116,17 @@ def target_numerics(name: str, mismatch: Any, where: str, tol: tuple) -> Failure
     return Failure(
         stage="numerics", category="numerics", exc_type="NumericsMismatch",
         message=f"{name} output differs from eager on {where}: {mismatch.message.splitlines()[0]}"[:400],
-        detail=f"{mismatch.message}\ntolerances: rtol={tol[0]}, atol={tol[1]}",
+        detail=f"{mismatch.message}{_TOLERANCES}rtol={tol[0]}, atol={tol[1]}",
         hint=f"the {name} runtime computes something else here; if the difference is rounding, pass rtol/atol",
     )
+
+
+_TOLERANCES = "\ntolerances: "
+
+
+def without_tolerances(failure: Failure) -> str:
+    """Return a target_numerics failure's mismatch alone, without the tolerances line its detail ends with."""
+    return (failure.detail or failure.message).split(_TOLERANCES)[0]
 
 
 def target_guard_rejected(name: str, message: str) -> Failure:

@@ -263,7 +263,9 @@ class RuntimeSide(Side):
         return message, target_failure(exc, "run", self.label)
 
     def in_spec_differs(self, failure: Failure) -> str:
-        return f"{self.label} output differs from eager: {failure.detail.split(chr(10) + 'tolerances:')[0]}"
+        from exportcore.failures import without_tolerances
+
+        return f"{self.label} output differs from eager: {without_tolerances(failure)}"
 
     def drawn_failure(self, run: Run, kept: Failure | None, message: str, stage: str, shapes: dict) -> Failure:
         from exportcore.failures import target_guard_rejected

@@ -182,6 +182,21 @@ def test_labels_round_trip():
     assert parse_label("non_strict-cuda") == ("non_strict", "cuda") and parse_label("non_strict") == ("non_strict", "cpu")
 
 
+def test_a_runtime_differing_on_a_drawn_shape_names_the_mismatch_not_the_tolerances():
+    # the probe's message keys the shrunk counterexample: the mismatch itself, without the tolerances line
+    from exportcore.execute import RunResult
+    from exportcore.programs import RuntimeSide
+    from exportcore.targets import get_target
+
+    side = RuntimeSide(label="onnx", target=get_target("onnx"), tolerance=(1e-5, 1e-6))
+    failure = side.compare(None, RunResult(outputs=torch.zeros(3)), RunResult(outputs=[torch.ones(3)]),
+                           "a drawn in-range shape", ((), {}), values=True)
+    assert failure is not None and "tolerances: rtol=1e-05, atol=1e-06" in failure.detail
+    message = side.in_spec_differs(failure)
+    assert message.startswith("onnx output differs from eager: ") and "tolerances" not in message
+    assert failure.detail.startswith(message.removeprefix("onnx output differs from eager: "))
+
+
 @pytest.mark.parametrize(("text", "op", "category"), [
     ("No ONNX function found for <OpOverload(op='mylib.op', overload='default')>. Failure", "mylib.op.default",
      "target.operator"),
