@@ -179,7 +179,8 @@ def test_unavailable_target_is_a_skip_naming_what_is_missing(monkeypatch):
 
 def test_labels_round_trip():
     assert column_label("strict") == "strict" and column_label("aoti", "cuda") == "aoti-cuda"
-    assert parse_label("non_strict-cuda") == ("non_strict", "cuda") and parse_label("non_strict") == ("non_strict", "cpu")
+    assert parse_label("non_strict-cuda") == ("non_strict", "cuda")
+    assert parse_label("non_strict") == ("non_strict", "cpu")
 
 
 def test_a_runtime_differing_on_a_drawn_shape_names_the_mismatch_not_the_tolerances():
