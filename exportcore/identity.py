@@ -91,12 +91,39 @@ class _Canon:
             args = (_slice_defaults(args[0]), args[1])
         args = _by_schema(node.target, args)
         if node.op != "placeholder":
-            return self.text(f"{order[node]} {node.op} {node.target} {args!r}")
+            declared = f" -> {_meta(node.meta.get('val'))}" if _outside_torch(node.target) else ""
+            return self.text(f"{order[node]} {node.op} {node.target} {args!r}{declared}")
         val = node.meta.get("val")
         shape = getattr(val, "shape", val)
         kind = f"persistent={getattr(spec, 'persistent', None)}" if spec is not None else ""
         name = node.target if spec is None or spec.kind.name == "USER_INPUT" else ""
         return self.text(f"{order[node]} placeholder {name} {kind} {shape!r}")
+
+
+def _outside_torch(target: Any) -> bool:
+    """Whether what a node declares about its output comes from code that is not torch's own.
+
+    A custom op's fake kernel (``register_fake``) decides the shapes the graph declares after it,
+    and the drawn shapes check them (exportcore.checks.output_meta); the user may edit it while the
+    graph's code and eager's answer stay the same. A higher-order op's outputs come from its
+    bodies and the ops it wraps (``auto_functionalized(mylib.op, ...)``). torch's own operators'
+    meta kernels are named by the torch version in the result cache's identity.
+    """
+    from torch._ops import HigherOrderOperator, OpOverload
+
+    if isinstance(target, OpOverload):
+        return target.namespace not in ("aten", "prims")
+    return isinstance(target, HigherOrderOperator)
+
+
+def _meta(val: Any) -> str:
+    """Describe a node's ``meta["val"]``: tensors by dtype, shape, strides and device, symbols as written."""
+    if isinstance(val, (list, tuple)):
+        return "(" + ", ".join(_meta(v) for v in val) + ")"
+    shape = getattr(val, "shape", None)
+    if shape is not None and hasattr(val, "stride"):
+        return f"{val.dtype}{list(shape)}/{list(val.stride())}@{val.device}"
+    return repr(val)
 
 
 def _by_schema(target: Any, args: Any) -> Any:

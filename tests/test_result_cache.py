@@ -146,6 +146,39 @@ def test_the_same_values_in_another_memory_layout_are_other_inputs(tmp_path) -> 
     assert again.status == "passed" and not served(again) and RUN_STEPS <= set(again.timings)
 
 
+@torch.library.custom_op("pytest_export_cache::first_half", mutates_args=())
+def first_half(x: torch.Tensor) -> torch.Tensor:
+    return x[: x.shape[0] // 2].clone()
+
+
+@first_half.register_fake
+def _first_half_fake(x: torch.Tensor) -> torch.Tensor:
+    return x.new_empty((x.shape[0] // 2, *x.shape[1:]))
+
+
+class FirstHalf(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return first_half(x) * 2
+
+
+def test_an_edited_fake_kernel_is_not_served_the_old_pass(tmp_path) -> None:
+    # A custom op's fake kernel decides the shapes the graph declares, and the drawn shapes check
+    # them against what the program returns. Edited to a formula that agrees only at the example's
+    # 8 rows, the graph's code and eager's answer stay the same: the cold verdict must still be found.
+    cache = ResultCache(tmp_path)
+    spec = {"x": {0: Dim("n", min=6, max=64)}}
+    args = (torch.randn(8, 3, generator=torch.Generator().manual_seed(0)),)
+    assert check(cache, FirstHalf(), args, dynamic_shapes=spec).status == "passed"
+    assert served(check(cache, FirstHalf(), args, dynamic_shapes=spec))
+    try:
+        first_half.register_fake(lambda x: x.new_empty((x.shape[0] - 4, *x.shape[1:])))
+        edited = check(cache, FirstHalf(), args, dynamic_shapes=spec)
+    finally:
+        first_half.register_fake(_first_half_fake)
+    assert not served(edited)
+    assert edited.status == "failed" and edited.failure.exc_type == "OutputMetadataMismatch"
+
+
 def test_the_environment_names_every_version_that_decides_a_result() -> None:
     import platform
 
