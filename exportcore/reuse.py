@@ -103,8 +103,10 @@ def _value_parts(run: Run) -> tuple[str | None, ...]:
         run.value_parts = (
             module_digest(run.model), constants_digest(run.ep), values_digest((run.args, run.kwargs)),
             # eager's own answer on the examples: Python state no tensor shows (a call counter, a flag)
-            # still makes the two models different references
-            values_digest((reference.outputs, reference.buffers)) if reference is not None else None,
+            # still makes the two models different references. In training its gradients too: a custom
+            # autograd.Function's backward is eager's alone (the program differentiates the traced
+            # forward), so an edited backward changes the verdict and nothing else.
+            values_digest((reference.outputs, reference.buffers, reference.grads)) if reference is not None else None,
         )
     return run.value_parts
 

@@ -179,6 +179,37 @@ def test_an_edited_fake_kernel_is_not_served_the_old_pass(tmp_path) -> None:
     assert edited.status == "failed" and edited.failure.exc_type == "OutputMetadataMismatch"
 
 
+class _Clamp(torch.autograd.Function):
+    exact = True  # False: a straight-through backward, which the traced forward's own gradient is not
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(x)
+        return x.clamp(-1, 1)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
+        (x,) = ctx.saved_tensors
+        return grad * (x.abs() <= 1) if _Clamp.exact else grad
+
+
+class Clamped(Mlp):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return _Clamp.apply(self.lin(x) * 3)
+
+
+def test_an_edited_custom_backward_is_not_served_the_old_pass(tmp_path, monkeypatch) -> None:
+    # A training program differentiates its traced forward; eager runs the Function's own backward.
+    # Editing that backward changes eager's gradients and nothing else the proof looked at before.
+    cache = ResultCache(tmp_path)
+    assert check(cache, model(Clamped), mode="training").status == "passed"
+    assert served(check(cache, model(Clamped), mode="training"))
+    monkeypatch.setattr(_Clamp, "exact", False)
+    edited = check(cache, model(Clamped), mode="training")
+    assert not served(edited)
+    assert edited.status == "failed" and "grads" in edited.failure.message
+
+
 def test_the_environment_names_every_version_that_decides_a_result() -> None:
     import platform
 
