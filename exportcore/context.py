@@ -59,6 +59,8 @@ class Run:
 
     model_state: ModelState | None = None  # the model's snapshot every side starts from (set by check())
     reference: RunResult | None = None  # eager on the example inputs (step "eager")
+    #: The Python code that eager run executed, as a digest (exportcore.eager_code; with a cache only)
+    eager_code: str | None = None
     ep: ExportedProgram | None = None  # the one torch.export.export result (step "capture")
     ranges: dict[str, ExportedRange] = field(default_factory=dict)  # ep's range_constraints, by torch symbol
     #: ep's input shapes per tensor path (ints where static, torch's symbols where dynamic), read once in capture

@@ -92,12 +92,26 @@ class _Canon:
         args = _by_schema(node.target, args)
         if node.op != "placeholder":
             declared = f" -> {_meta(node.meta.get('val'))}" if _outside_torch(node.target) else ""
-            return self.text(f"{order[node]} {node.op} {node.target} {args!r}{declared}")
+            return self.text(f"{order[node]} {node.op} {_target(node.target)} {args!r}{declared}")
         val = node.meta.get("val")
         shape = getattr(val, "shape", val)
         kind = f"persistent={getattr(spec, 'persistent', None)}" if spec is not None else ""
         name = node.target if spec is None or spec.kind.name == "USER_INPUT" else ""
         return self.text(f"{order[node]} placeholder {name} {kind} {shape!r}")
+
+
+def _target(target: Any) -> str:
+    """Name a node's target the same way in every process.
+
+    A plain function's repr holds its address (``<function sym_float at 0x7f...>``), new in every
+    process: torch's, operator's, math's and the builtins' are named by module and name, which
+    their versions fix. Any other function keeps its repr, so it never matches another process's.
+    """
+    module = getattr(target, "__module__", None) or ""
+    if callable(target) and not hasattr(target, "_schema") and (
+            module.split(".")[0] in ("torch", "_operator", "operator", "math", "builtins")):
+        return f"{module}.{getattr(target, '__qualname__', getattr(target, '__name__', target))}"
+    return str(target)
 
 
 def _outside_torch(target: Any) -> bool:

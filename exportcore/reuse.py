@@ -125,14 +125,16 @@ def lookup(run: Run, key: str | None) -> Donation | None:
 def _identity(run: Run, key: str | None) -> str | None:
     # A user's inputs= factory is compared by identity in the memo; across processes nothing proves
     # it the same, so such a case is never served from disk.
-    if key is None or run.cache is None or run.inputs is not None:
+    # The Python code eager ran is part of it too (exportcore.eager_code): code only eager runs can
+    # differ at shapes the examples do not show; within one process it is the same code.
+    if key is None or run.cache is None or run.inputs is not None or run.eager_code is None:
         return None
     digest = digest_of(run)
     if digest is None:
         return None
     from exportcore.result_cache import environment
 
-    return f"{key}|{digest}|{environment()}"
+    return f"{key}|{digest}|{run.eager_code}|{environment()}"
 
 
 def _cached(run: Run, key: str | None) -> Donation | None:

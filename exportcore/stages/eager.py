@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from exportcore.classify import classify
+from exportcore.eager_code import recorded
 from exportcore.sides import prepare, run_side
 
 if TYPE_CHECKING:
@@ -18,7 +19,10 @@ def run(ctx: Run) -> None:
     with ctx.clock.stage("eager"):
         prepare(ctx)
         try:
-            ctx.reference = run_side(ctx, ctx.model, ctx.args, ctx.kwargs)
+            if ctx.cache is None:
+                ctx.reference = run_side(ctx, ctx.model, ctx.args, ctx.kwargs)
+            else:  # what a later session must also have run to be served this one's results
+                ctx.reference, ctx.eager_code = recorded(lambda: run_side(ctx, ctx.model, ctx.args, ctx.kwargs))
         except Exception as exc:  # the model itself is broken: say so, not "export failed"
             ctx.fail(classify(exc, "eager"), status="error")
         else:

@@ -1,0 +1,161 @@
+"""The Python code eager ran on the examples, as a digest: what a later session must also run to be served.
+
+A program is proven the same as a cached one by its graph, its tensors and eager's answer on the
+examples. That misses code only eager runs and whose effect the examples do not show: a branch
+under ``torch.compiler.is_exporting()`` (transformers has many), a custom autograd.Function, a
+threshold eager checks at shapes larger than the example's. Edit such code, or upgrade the
+library that holds it, and a cold run may find at a drawn shape what a warm run would serve as
+the old pass. So the result cache's identity also names every Python function eager ran on the
+examples, by its source, with the simple module constants it reads (``MAX_LEN = 512``). torch's
+own code, the standard library and this engine are named by their versions already: left out.
+
+Recording needs the interpreter's profile hook; when something else holds it (cProfile, a
+profiler of the user's), there is no digest and the case is not served from or stored in the
+cache, never served on a guess.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import linecache
+import os
+import site
+import sys
+import sysconfig
+import tokenize
+import types
+from typing import Any, Callable, TypeVar
+
+__all__ = ["recorded"]
+
+T = TypeVar("T")
+
+#: A module constant of these types that a function reads is part of its identity.
+_SIMPLE = (bool, int, float, complex, str, bytes, type(None))
+
+
+def recorded(fn: Callable[[], T]) -> tuple[T, str | None]:
+    """Return ``fn()`` and a digest of the Python code it ran outside torch, the stdlib and the engine.
+
+    The digest is None when the profile hook is taken (nothing was recorded, nothing is proven).
+    """
+    if sys.getprofile() is not None:
+        return fn(), None
+    seen: dict[int, tuple[types.CodeType, dict[str, Any]]] = {}  # by id: a code object hashes its bytecode
+    aside: list[types.FrameType] = []  # the outermost frame whose calls are not the model's (below)
+
+    def profile(frame: types.FrameType, event: str, arg: Any) -> None:
+        if aside:
+            if event == "return" and frame is aside[-1]:
+                aside.pop()
+            return
+        if event != "call":
+            return
+        code = frame.f_code
+        if id(code) in seen:
+            return
+        if _aside(code):
+            aside.append(frame)
+        else:
+            seen[id(code)] = (code, frame.f_globals)
+
+    sys.setprofile(profile)
+    try:
+        result = fn()
+    finally:
+        sys.setprofile(None)
+    # a set: torch.cond and friends run eager through dynamo, whose rewritten code (and resume
+    # functions) stand for the same source as the original function
+    parts = sorted({part for code, found in seen.values() if not _versioned(code.co_filename)
+                    for part in [_describe(code, found)] if part})
+    digest = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        digest.update(part.encode("utf-8", "surrogatepass"))
+    return result, digest.hexdigest()
+
+
+def _aside(code: types.CodeType) -> bool:
+    """Whether what runs under this frame is machinery, not the model: an import, or dynamo compiling.
+
+    A module's body runs where it is first imported, which depends on what ran before in the
+    process; dynamo (torch.cond and the other control-flow operators compile their bodies even in
+    eager) calls into sympy in an order that follows string hashing, different in every process.
+    Neither is the model's behaviour, and recording them would make every digest a new one.
+    """
+    return code.co_name == "<module>" or code.co_filename.startswith(_roots()[3])
+
+
+def _describe(code: types.CodeType, found: dict[str, Any]) -> str:
+    """One function: its source (nested functions too) and the simple module constants it names.
+
+    By source, not bytecode: dynamo's rewritten bytecode differs from process to process; and
+    not by file name or line: moving a function changes neither what it does nor the verdict.
+    Code with no source file (generated ``__init__``, an FX graph's forward) comes from code that
+    has one, or from a graph whose code is its own identity: it adds nothing.
+    """
+    source = _source(code.co_filename, code.co_firstlineno)
+    if source is None:
+        return ""
+    constants = sorted(f"{name}={found[name]!r}" for name in code.co_names
+                       if name in found and isinstance(found[name], _SIMPLE))
+    return hashlib.blake2b(f"{source}\n{';'.join(constants)}".encode("utf-8", "surrogatepass"),
+                           digest_size=16).hexdigest()
+
+
+def _source(filename: str, line: int) -> str | None:
+    """The source block of the function that starts at ``line`` of ``filename``, None without one."""
+    try:
+        stamp = os.stat(filename).st_mtime_ns
+    except OSError:
+        return None
+    key = (filename, line)
+    kept = _SOURCES.get(key)
+    if kept is not None and kept[0] == stamp:
+        return kept[1]
+    lines = linecache.getlines(filename)
+    if stamp != _STAMPS.get(filename):  # edited since linecache read it (a session that edits a model)
+        linecache.checkcache(filename)
+        lines = linecache.getlines(filename)
+        _STAMPS[filename] = stamp
+    if not 0 < line <= len(lines):
+        return None
+    try:
+        block = "".join(inspect.getblock(lines[line - 1:]))
+    except (IndentationError, SyntaxError, tokenize.TokenError):
+        return None
+    _SOURCES[key] = (stamp, block)
+    return block
+
+
+_SOURCES: dict[tuple[str, int], tuple[int, str]] = {}
+_STAMPS: dict[str, int] = {}
+
+
+def _versioned(filename: str) -> bool:
+    """Whether code in ``filename`` is named by a version the identity holds: torch's, the stdlib's, the engine's."""
+    versioned, installed, stdlib, _ = _roots()
+    if filename.startswith(versioned):
+        return True
+    # site-packages may sit inside the stdlib's folder (a Python without a virtualenv): libraries there
+    # (transformers, timm, torchvision) are versioned by nothing the identity holds.
+    return filename.startswith(stdlib) and not filename.startswith(installed)
+
+
+@functools.lru_cache(maxsize=1)
+def _roots() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    import torch
+
+    def folders(*paths: str) -> tuple[str, ...]:
+        return tuple(sorted({os.path.join(os.path.abspath(p), "") for p in paths if p}))
+
+    torch_root = os.path.dirname(os.path.abspath(torch.__file__))
+    siblings = [os.path.join(os.path.dirname(torch_root), name) for name in ("functorch", "torchgen")]
+    versioned = folders(torch_root, *siblings, os.path.dirname(os.path.abspath(__file__))) + ("<frozen ",)
+    paths = sysconfig.get_paths()
+    installed = folders(paths["purelib"], paths["platlib"], *site.getsitepackages(), site.getusersitepackages())
+    # "<frozen importlib": the import system calls the finders installed on sys.meta_path
+    machinery = folders(os.path.join(torch_root, "_dynamo"), os.path.join(torch_root, "_inductor")) + (
+        "<frozen importlib",)
+    return versioned, installed, folders(paths["stdlib"], paths["platstdlib"]), machinery

@@ -1,0 +1,145 @@
+"""The result cache names the Python code eager ran: code only eager runs cannot go stale behind a warm run."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+from torch.export import Dim
+
+import exportcore
+from exportcore import reuse, shared_programs
+from exportcore.result_cache import ResultCache
+
+SPEC = {"x": {0: Dim("n", min=2, max=64)}}
+
+# Eager takes its own path under export's back (``is_compiling``), as transformers' code often does.
+# Rows past LIMIT are summed in a second chunk; the "broken" edit forgets the first chunk's carry.
+MODEL = '''
+import torch
+
+LIMIT = {limit}
+
+
+def unused_helper():
+    return {unused}
+
+
+class Cumulative(torch.nn.Module):
+    def forward(self, x):
+        if torch.compiler.is_compiling():  # strict export traces with dynamo
+            return x.cumsum(0)
+        if x.shape[0] <= LIMIT:
+            return x.cumsum(0)
+        head = x[:LIMIT].cumsum(0)
+        return torch.cat([head, x[LIMIT:].cumsum(0) + {carry}])
+'''
+
+
+def load(path: Path, limit: int = 16, carry: str = "head[-1]", unused: int = 0, comment: str = "") -> type:
+    """Write the model's module (as a user edits it), import it afresh and return its class."""
+    stamp = path.stat().st_mtime_ns + 10**9 if path.exists() else None
+    path.write_text(comment + MODEL.format(limit=limit, carry=carry, unused=unused))
+    if stamp is not None:  # a new mtime, however fast the edit came
+        os.utime(path, ns=(stamp, stamp))
+    spec = importlib.util.spec_from_file_location("pte_edited_model", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Cumulative
+
+
+def check(cache: ResultCache, cls: type):
+    args = (torch.randn(8, 3, generator=torch.Generator().manual_seed(0)),)
+    outcome = exportcore.check(cls(), args, dynamic_shapes=SPEC, mode="strict", case_id="case", cache=cache)
+    reuse.clear()  # each check() stands for a new session
+    shared_programs.clear()
+    return outcome
+
+
+def served(outcome) -> bool:
+    return (outcome.reused_from or "").startswith("cache:")
+
+
+@pytest.fixture
+def warm(tmp_path):
+    """A cache holding the unedited model's pass, and the model's file."""
+    cache, path = ResultCache(tmp_path / "cache"), tmp_path / "edited_model.py"
+    assert check(cache, load(path)).status == "passed"
+    assert served(check(cache, load(path)))  # unchanged: served
+    return cache, path
+
+
+def test_an_edit_to_code_only_eager_runs_is_checked_again(warm) -> None:
+    # Neither the graph (export takes the other branch) nor eager's answer on 8 rows changes.
+    cache, path = warm
+    edited = check(cache, load(path, carry="0"))
+    assert not served(edited)
+    assert edited.status == "failed" and edited.failure.stage in ("numerics", "run")
+
+
+def test_a_module_constant_eager_reads_is_part_of_its_code(warm) -> None:
+    cache, path = warm
+    edited = check(cache, load(path, limit=32))
+    assert edited.status == "passed" and not served(edited)
+
+
+def test_code_eager_did_not_run_and_comments_leave_the_entry(warm) -> None:
+    cache, path = warm
+    assert served(check(cache, load(path, unused=1, comment="# moved down a line\n")))
+
+
+def test_a_profile_hook_in_use_means_nothing_is_proven(warm) -> None:
+    # Recording needs the profile hook; a user's profiler keeps it, and the case runs in full.
+    cache, path = warm
+
+    def theirs(frame, event, arg):
+        return None
+
+    sys.setprofile(theirs)
+    try:
+        outcome = check(cache, load(path))
+        assert sys.getprofile() is theirs
+    finally:
+        sys.setprofile(None)
+    assert outcome.status == "passed" and not served(outcome)
+
+
+SESSION = '''
+import sys
+import torch
+import exportcore
+from torch.export import Dim
+from exportcore.result_cache import ResultCache
+
+
+class Branchy(torch.nn.Module):
+    def forward(self, x):
+        scale = torch.sym_float(x.shape[0]) ** 0.5  # a plain function in the graph (torch.sym_float)
+        return torch.cond(x.sum() > 0, lambda t: t * 2, lambda t: t - 1, (x,)) * scale
+
+
+x = torch.randn(8, 3, generator=torch.Generator().manual_seed(0))
+outcome = exportcore.check(Branchy(), (x,), dynamic_shapes={"x": {0: Dim("n", min=2, max=64)}}, mode="strict",
+                           case_id="case", cache=ResultCache(sys.argv[1]))
+print(outcome.status, outcome.reused_from)
+'''
+
+
+def test_control_flow_and_size_math_are_served_in_a_new_process(tmp_path) -> None:
+    # torch.cond compiles its branches even in eager, and dynamo's sympy work differs from process to
+    # process; a function target's repr holds its address. Neither may make every session a miss.
+    script = tmp_path / "session.py"
+    script.write_text(textwrap.dedent(SESSION))
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    runs = [subprocess.run([sys.executable, str(script), str(tmp_path / "cache")], capture_output=True, text=True,
+                           env=env, timeout=600, check=False) for _ in range(2)]
+    lines = [run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:] for run in runs]
+    assert lines[0] == "passed None", lines[0]
+    assert lines[1].startswith("passed cache: strict, "), lines[1]
