@@ -17,6 +17,7 @@ cache, never served on a guess.
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 import inspect
 import linecache
@@ -61,11 +62,17 @@ def recorded(fn: Callable[[], T]) -> tuple[T, str | None]:
         else:
             seen[id(code)] = (code, frame.f_globals)
 
+    # The garbage collector runs callbacks (hypothesis registers one) and finalizers of objects
+    # from anywhere, whenever it triggers: not the model's code, and not at the same moment twice.
+    collecting = gc.isenabled()
+    gc.disable()
     sys.setprofile(profile)
     try:
         result = fn()
     finally:
         sys.setprofile(None)
+        if collecting:
+            gc.enable()
     # a set: torch.cond and friends run eager through dynamo, whose rewritten code (and resume
     # functions) stand for the same source as the original function
     parts = sorted({part for code, found in seen.values() if not _versioned(code.co_filename)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import subprocess
@@ -108,6 +109,30 @@ def test_a_profile_hook_in_use_means_nothing_is_proven(warm) -> None:
     finally:
         sys.setprofile(None)
     assert outcome.status == "passed" and not served(outcome)
+
+
+def test_the_garbage_collectors_callbacks_are_not_the_models_code() -> None:
+    # gc runs its callbacks (hypothesis registers one) whenever it triggers, inside whatever runs.
+    from exportcore.eager_code import recorded
+
+    def churn() -> None:  # enough reference cycles to start a collection
+        for _ in range(5000):
+            cycle: list = []
+            cycle.append(cycle)
+
+    _, quiet = recorded(churn)
+    calls: list[str] = []
+
+    def callback(phase: str, info: dict) -> None:
+        calls.append(phase)
+
+    gc.callbacks.append(callback)
+    try:
+        _, busy = recorded(churn)
+        churn()  # outside a recording it does collect: the callback would have been recorded
+    finally:
+        gc.callbacks.remove(callback)
+    assert calls and busy == quiet
 
 
 SESSION = '''
