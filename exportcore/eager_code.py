@@ -6,8 +6,10 @@ under ``torch.compiler.is_exporting()`` (transformers has many), a custom autogr
 threshold eager checks at shapes larger than the example's. Edit such code, or upgrade the
 library that holds it, and a cold run may find at a drawn shape what a warm run would serve as
 the old pass. So the result cache's identity also names every Python function eager ran on the
-examples, by its source, with the simple module constants it reads (``MAX_LEN = 512``). torch's
-own code, the standard library and this engine are named by their versions already: left out.
+examples, by its source, with the module constants it reads (``MAX_LEN = 512``, a config object:
+described as exportcore.python_state describes a module's attributes). torch's
+own code, its dependencies, the standard library and this engine are named by their versions
+already: left out.
 
 Recording needs the interpreter's profile hook; when something else holds it (cProfile, a
 profiler of the user's), there is no digest and the case is not served from or stored in the
@@ -29,12 +31,18 @@ import tokenize
 import types
 from typing import Any, Callable, TypeVar
 
-__all__ = ["recorded"]
+from exportcore.python_state import Reader, Unreadable
+
+__all__ = ["recorded", "TORCH_DEPENDENCIES"]
+
+#: torch's own dependencies (and numpy, which it calls when present), left out like torch: the
+#: identity names their versions (exportcore.result_cache.LIBRARIES). torch calls into them lazily,
+#: so the first eager run of a process runs code of theirs the next finds cached (typing_extensions
+#: on torch 2.6, the first backward): recording it made the first training case of every session a miss.
+TORCH_DEPENDENCIES = ("typing_extensions", "sympy", "mpmath", "filelock", "jinja2", "markupsafe", "networkx",
+                      "fsspec", "numpy", "optree", "triton", "setuptools")
 
 T = TypeVar("T")
-
-#: A module constant of these types that a function reads is part of its identity.
-_SIMPLE = (bool, int, float, complex, str, bytes, type(None))
 
 
 def recorded(fn: Callable[[], T]) -> tuple[T, str | None]:
@@ -75,8 +83,9 @@ def recorded(fn: Callable[[], T]) -> tuple[T, str | None]:
             gc.enable()
     # a set: torch.cond and friends run eager through dynamo, whose rewritten code (and resume
     # functions) stand for the same source as the original function
+    reader = Reader(sys.modules.get("torch"))
     parts = sorted({part for code, found in seen.values() if not _versioned(code.co_filename)
-                    for part in [_describe(code, found)] if part})
+                    for part in [_describe(code, found, reader)] if part})
     digest = hashlib.blake2b(digest_size=16)
     for part in parts:
         digest.update(part.encode("utf-8", "surrogatepass"))
@@ -94,8 +103,8 @@ def _aside(code: types.CodeType) -> bool:
     return code.co_name == "<module>" or code.co_filename.startswith(_roots()[3])
 
 
-def _describe(code: types.CodeType, found: dict[str, Any]) -> str:
-    """One function: its source (nested functions too) and the simple module constants it names.
+def _describe(code: types.CodeType, found: dict[str, Any], reader: Reader) -> str:
+    """One function: its source (nested functions too) and the module constants it names, by value.
 
     By source, not bytecode: dynamo's rewritten bytecode differs from process to process; and
     not by file name or line: moving a function changes neither what it does nor the verdict.
@@ -105,10 +114,23 @@ def _describe(code: types.CodeType, found: dict[str, Any]) -> str:
     source = _source(code.co_filename, code.co_firstlineno)
     if source is None:
         return ""
-    constants = sorted(f"{name}={found[name]!r}" for name in code.co_names
-                       if name in found and isinstance(found[name], _SIMPLE))
+    constants = sorted(f"{name}={text}" for name in code.co_names
+                       if name in found for text in [_constant(found[name], reader)] if text is not None)
     return hashlib.blake2b(f"{source}\n{';'.join(constants)}".encode("utf-8", "surrogatepass"),
                            digest_size=16).hexdigest()
+
+
+def _constant(value: Any, reader: Reader) -> str | None:
+    """A module constant by value (``LIMIT = 16``, ``SIZES = (8, 16)``, a config object), None for code.
+
+    Modules, classes and functions are code: named by their source when eager runs them.
+    """
+    if isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+        return None
+    try:
+        return reader(value)
+    except (Unreadable, RecursionError):  # a tensor subclass, say: left out, as before it was read
+        return None
 
 
 def _source(filename: str, line: int) -> str | None:
@@ -150,6 +172,21 @@ def _versioned(filename: str) -> bool:
     return filename.startswith(stdlib) and not filename.startswith(installed)
 
 
+def _location(name: str) -> str:
+    """Where top-level package ``name`` lives (its folder, or its file for a single module), "" if nowhere."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return ""
+    if spec is None:
+        return ""
+    if spec.submodule_search_locations:
+        return os.path.join(os.path.abspath(list(spec.submodule_search_locations)[0]), "")
+    return os.path.abspath(spec.origin) if spec.origin and os.path.isabs(spec.origin) else ""
+
+
 @functools.lru_cache(maxsize=1)
 def _roots() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     import torch
@@ -159,7 +196,8 @@ def _roots() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[s
 
     torch_root = os.path.dirname(os.path.abspath(torch.__file__))
     siblings = [os.path.join(os.path.dirname(torch_root), name) for name in ("functorch", "torchgen")]
-    versioned = folders(torch_root, *siblings, os.path.dirname(os.path.abspath(__file__))) + ("<frozen ",)
+    versioned = folders(torch_root, *siblings, os.path.dirname(os.path.abspath(__file__))) + tuple(
+        sorted(_location(name) for name in TORCH_DEPENDENCIES if _location(name))) + ("<frozen ",)
     paths = sysconfig.get_paths()
     installed = folders(paths["purelib"], paths["platlib"], *site.getsitepackages(), site.getusersitepackages())
     # "<frozen importlib": the import system calls the finders installed on sys.meta_path

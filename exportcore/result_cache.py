@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from exportcore.codec import SchemaError, decode, encode, version
+from exportcore.eager_code import TORCH_DEPENDENCIES
 from exportcore.outcome import ExampleStats, Finding, GraphStats
 
 __all__ = ["ResultCache", "CACHE_MODES", "FORMAT"]
@@ -151,9 +152,10 @@ class ResultCache:
 
 
 #: Libraries besides torch whose code decides what a walk finds: hypothesis draws the shapes (another
-#: version may draw other shapes from the same seed) and sympy writes and reads back the symbolic
-#: sizes a save/load round trip serializes.
-LIBRARIES = ("hypothesis", "sympy")
+#: version may draw other shapes from the same seed); sympy writes and reads back the symbolic sizes a
+#: save/load round trip serializes; torch's other dependencies run under torch's code, eager's included
+#: (exportcore.eager_code leaves their code out of what it records, since their versions are here).
+LIBRARIES = ("hypothesis", *TORCH_DEPENDENCIES)
 
 
 def environment() -> str:

@@ -95,6 +95,7 @@ def program_digest(run: Run) -> str | None:
 
 def _value_parts(run: Run) -> tuple[str | None, ...]:
     from exportcore.identity import constants_digest, module_digest, values_digest
+    from exportcore.python_state import state_digest
     from exportcore.sides import prepare
 
     prepare(run)  # the model as its snapshot: the state eager and every program start from
@@ -107,6 +108,9 @@ def _value_parts(run: Run) -> tuple[str | None, ...]:
             # autograd.Function's backward is eager's alone (the program differentiates the traced
             # forward), so an edited backward changes the verdict and nothing else.
             values_digest((reference.outputs, reference.buffers, reference.grads)) if reference is not None else None,
+            # the modules' Python attributes (a threshold, a config): what eager's own branches read
+            # may differ where neither the graph nor the examples' answer shows it
+            state_digest(run.model),
         )
     return run.value_parts
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import gc
 import importlib.util
 import os
@@ -168,3 +169,21 @@ def test_control_flow_and_size_math_are_served_in_a_new_process(tmp_path) -> Non
     lines = [run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:] for run in runs]
     assert lines[0] == "passed None", lines[0]
     assert lines[1].startswith("passed cache: strict, "), lines[1]
+
+
+def test_torchs_dependencies_are_named_by_their_versions_not_recorded() -> None:
+    # torch calls into them lazily (typing_extensions on 2.6 at the first backward of a process): a
+    # first eager run would record code the next finds cached, and each session's first case miss.
+    import sympy
+
+    from exportcore.eager_code import recorded
+    from exportcore.result_cache import environment
+
+    def body(use: bool) -> None:
+        if use:
+            sympy.Integer(3) + sympy.Symbol("n")
+
+    _, without = recorded(functools.partial(body, False))
+    _, with_sympy = recorded(functools.partial(body, True))
+    assert with_sympy == without
+    assert f"sympy {sympy.__version__}" in environment() and "typing_extensions " in environment()

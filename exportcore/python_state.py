@@ -1,0 +1,173 @@
+"""The Python state a model's code reads besides its tensors, as a digest for the result cache's identity.
+
+A module's plain attributes (``self.limit = 16``, a transformers config, timm's ``fused_attn``)
+steer eager's code without always showing in the graph or in eager's answer on the examples: a
+threshold only eager's own branch reads (under ``torch.compiler.is_compiling()``), or only past
+the example's size. Change one between two sessions and a cold run finds the mismatch at a drawn
+shape while a warm run, proving only graph, tensors and eager's answer the same, would serve the
+old pass. So the identity names every module's attributes by value, as the module constants the
+model's functions read (exportcore.eager_code).
+
+A value is described the same way in every process or not at all: plain values by repr, tensors
+and arrays by their bytes, containers item by item, functions and classes by module and name,
+objects of user or library classes (a config, a dataclass) by their attributes. Objects of the
+standard library or of torch beyond those (a logger, a lock, a generator) by their type only: their
+state is the process's, not the model's. A tensor this module cannot read (a subclass, meta) means
+no digest, so the case is never served from the cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import hashlib
+import sys
+import types
+from typing import Any
+
+__all__ = ["state_digest", "Reader", "Unreadable"]
+
+_SCALARS = (bool, int, float, complex, str, bytes, type(None))
+#: Packages whose objects are described by their type only (besides the standard library's).
+_OPAQUE = frozenset({"builtins", "torch", "functorch", "torchgen", "sympy", "numpy", "pytest", "_pytest",
+                     "hypothesis", "pluggy", "exportcore", "exportdb", "pytest_export"})
+
+
+class Unreadable(Exception):
+    """A value no digest can stand for (a tensor subclass, a meta tensor): nothing is proven."""
+
+
+def state_digest(model: Any) -> str | None:
+    """Return a digest of every module's own attributes (not its parameters, buffers or submodules), or None."""
+    import torch
+
+    h = hashlib.blake2b(digest_size=20)
+    try:
+        read = Reader(torch)
+        if isinstance(model, torch.nn.Module):
+            for name, module in model.named_modules(remove_duplicate=False):
+                h.update(f"{name}:{read.module_attributes(module)};".encode("utf-8", "surrogatepass"))
+        else:
+            h.update(read(model).encode("utf-8", "surrogatepass"))
+    except (Unreadable, RecursionError):
+        return None
+    return h.hexdigest()
+
+
+class Reader:
+    """Describes values as ``state_digest`` does; raises Unreadable for what it cannot.
+
+    One reader per digest: an object met twice (one config in every layer) is described once.
+    """
+
+    def __init__(self, torch: Any) -> None:
+        self.torch = torch
+        self.done: dict[int, str] = {}
+        self.path: set[int] = set()
+        self.keep: list[Any] = []  # what ``done`` is keyed by stays alive, so no id is reused meanwhile
+
+    def __call__(self, value: Any) -> str:
+        if isinstance(value, enum.Enum):
+            return f"enum {_name(type(value))}.{value.name}"
+        if isinstance(value, _SCALARS):
+            return f"{type(value).__name__} {value!r}"
+        torch = self.torch
+        if torch is not None:
+            if isinstance(value, torch.Tensor):
+                return self.tensor(value)
+            if isinstance(value, (torch.dtype, torch.device, torch.layout, torch.memory_format)):
+                return f"torch {value}"
+        key = id(value)
+        if key in self.done:
+            return self.done[key]
+        if key in self.path:
+            return "cycle"
+        self.path.add(key)
+        try:
+            text = self.compound(value)
+        finally:
+            self.path.discard(key)
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        self.done[key] = digest
+        self.keep.append(value)
+        return digest
+
+    def compound(self, value: Any) -> str:
+        kind = _name(type(value))
+        if isinstance(value, (tuple, list)):
+            return f"{kind}[{','.join(self(v) for v in value)}]"
+        if isinstance(value, dict):
+            return f"{kind}{{{','.join(f'{self(k)}:{self(v)}' for k, v in value.items())}}}"
+        if isinstance(value, (set, frozenset)):
+            return f"{kind}{{{','.join(sorted(self(v) for v in value))}}}"
+        if isinstance(value, functools.partial):
+            return f"partial {self(value.func)} {self(value.args)} {self(value.keywords)}"
+        if isinstance(value, types.MethodType):
+            return f"method {_name(value.__func__)}"  # its self: the module or object that holds it
+        if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)):
+            return f"{type(value).__name__} {_name(value)}"
+        if self.torch is not None and isinstance(value, self.torch.nn.Module):
+            # one kept outside the module tree (a plain list): its tensors are nobody else's
+            return f"{kind} {self.module_attributes(value)} {self(dict(value.named_parameters()))} " \
+                   f"{self(dict(value.named_buffers()))}"
+        if all(hasattr(value, a) for a in ("dtype", "shape", "tobytes")) and callable(value.tobytes):
+            return f"{kind} {value.dtype} {tuple(value.shape)} {hashlib.blake2b(value.tobytes()).hexdigest()}"
+        if _opaque(type(value)):
+            return f"object {kind}"
+        if dataclasses.is_dataclass(value):
+            fields = {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
+            return f"{kind}({','.join(f'{k}={self(v)}' for k, v in fields.items())})"
+        fields = dict(getattr(value, "__dict__", {}))
+        for cls in type(value).__mro__:
+            for slot in _slots(cls):
+                if slot not in fields and hasattr(value, slot):
+                    fields[slot] = getattr(value, slot)
+        return f"{kind}({','.join(f'{k}={self(v)}' for k, v in fields.items() if not _fingerprint(k))})"
+
+    def module_attributes(self, module: Any) -> str:
+        internals = _internals(self.torch)
+        parts = [_name(type(module))]
+        for attr, value in vars(module).items():
+            if attr in internals:
+                if "hooks" in attr and isinstance(value, dict):  # the hooks, not their handles' ids
+                    parts.append(f"{attr}={self(list(value.values()))}")
+                continue
+            if not _fingerprint(attr):
+                parts.append(f"{attr}={self(value)}")
+        return ";".join(parts)
+
+    def tensor(self, value: Any) -> str:
+        from exportcore.identity import _feed_tensor, _plain_tensor
+
+        if not _plain_tensor(value, self.torch):
+            raise Unreadable(type(value).__name__)
+        h = hashlib.blake2b(digest_size=16)
+        _feed_tensor(h, "tensor", value)
+        return f"tensor {h.hexdigest()}"
+
+
+def _name(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', None)}.{getattr(obj, '__qualname__', getattr(obj, '__name__', '?'))}"
+
+
+def _fingerprint(attr: str) -> bool:
+    """Whether an attribute holds a hash of the object's other attributes (transformers' GenerationConfig
+    keeps ``hash(self)``): those are described themselves, and str's hash differs in every process."""
+    return attr.lower().endswith("hash")
+
+
+def _opaque(cls: type) -> bool:
+    root = (cls.__module__ or "").partition(".")[0]
+    return root in _OPAQUE or root in sys.stdlib_module_names
+
+
+def _slots(cls: type) -> tuple[str, ...]:
+    slots = cls.__dict__.get("__slots__", ())
+    return (slots,) if isinstance(slots, str) else tuple(s for s in slots if s not in ("__dict__", "__weakref__"))
+
+
+@functools.lru_cache(maxsize=1)
+def _internals(torch: Any) -> frozenset[str]:
+    """nn.Module's own bookkeeping: its tensors and submodules are digested elsewhere; ``training`` is state."""
+    return frozenset(vars(torch.nn.Module())) - {"training"}
