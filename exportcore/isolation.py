@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 from exportcore.model_state import ModelState
 
-__all__ = ["GlobalState", "ModelState", "drop_leaked_export_hooks", "isolated", "reset_compile_caches"]
+__all__ = ["GlobalState", "ModelState", "drop_leaked_export_hooks", "isolated", "reset_compile_caches", "settings_text"]
 
 
 @dataclass
@@ -117,6 +117,43 @@ class GlobalState:
             for key, value in saved.items():
                 if key in now and now[key] != value:
                     setattr(module, key, value)
+
+
+def settings_text() -> str | None:
+    """The process-wide settings a case's results depend on, as text the same in every process that has them.
+
+    A conftest that turns on deterministic algorithms (an op may raise), TF32 or another matmul
+    precision (numbers past tolerance), another default dtype or device, autocast, a global forward
+    hook: eager and the programs compute other things, so a result found under other settings is not
+    this one's. Left out: the RNG (each case seeds its own), the thread count (the machine's, not the
+    user's), dynamo's config (its hash names the working folder; capture reads it and the graph shows
+    what it did) and the registration hooks (they compute nothing). None when a hook is unreadable.
+    """
+    import torch
+
+    from exportcore.backend_flags import AutocastState, BackendFlags
+    from exportcore.python_state import Reader, Unreadable
+
+    autocast = AutocastState.capture()
+    configs = sorted((name, module.get_hash().hex()) for name, module in _config_modules()
+                     if name != "torch._dynamo.config" and hasattr(module, "get_hash"))
+    try:
+        hooks = [(name, Reader(torch)(list(table.values()) if isinstance(table, dict) else table))
+                 for name, table in _module_hook_tables()
+                 if name.startswith(("_global_forward", "_global_backward"))]
+    except (Unreadable, RecursionError):
+        return None
+    try:
+        precision = torch.get_float32_matmul_precision()
+    except RuntimeError:  # the legacy and new TF32 APIs disagree (a model flipped one): the flags below tell
+        precision = "mixed"
+    return repr((
+        str(torch.get_default_dtype()), str(torch.get_default_device()), torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(), precision,
+        sorted((k, str(v)) for k, v in BackendFlags.capture().values.items()),
+        sorted((k, str(v)) for k, v in autocast.devices.items()), autocast.cache_enabled, autocast.nesting,
+        configs, hooks,
+    ))
 
 
 def _module_hook_tables() -> list[tuple[str, Any]]:

@@ -59,6 +59,7 @@ _MEMO: OrderedDict[str, Donation] = OrderedDict()
 def key_of(run: Run) -> str | None:
     """Return the cheap half of the identity (structure and options), or None when ``run`` may not share."""
     from exportcore.identity import structure
+    from exportcore.isolation import settings_text
 
     if run.target is not None or run.ep is None or not run.reuse:
         return None
@@ -66,8 +67,11 @@ def key_of(run: Run) -> str | None:
     # steps: it is served only by an earlier run of its own mode (the disk cache; the memo's donations
     # go between modes, so it never answers a training run).
     family = run.mode.name if run.mode.training else "inference"
+    settings = settings_text()  # what the process runs under: deterministic algorithms, TF32, default dtype
+    if settings is None:
+        return None
     options = (
-        family, run.outcome.case_id, type(run.model).__module__, type(run.model).__qualname__, sorted(run.checks),
+        settings, family, run.outcome.case_id, type(run.model).__module__, type(run.model).__qualname__, sorted(run.checks),
         run.rtol, run.atol, run.examples, run.seed, run.findings_as_errors, run.device, repr(run.hypothesis_settings),
         getattr(run.spec, "budget", None), run.outcome.declared,
     )

@@ -133,6 +133,34 @@ def test_anything_not_proven_the_same_runs_in_full(tmp_path, monkeypatch, change
     assert RUN_STEPS <= set(again.timings)
 
 
+def _global_hook() -> None:
+    torch.nn.modules.module.register_module_forward_hook(lambda module, args, output: output)
+
+
+@pytest.mark.parametrize("setting", [
+    pytest.param(lambda: torch.use_deterministic_algorithms(True), id="deterministic"),
+    pytest.param(lambda: torch.set_float32_matmul_precision("medium"), id="matmul-precision"),
+    pytest.param(lambda: setattr(torch.backends.mkldnn, "enabled", False), id="mkldnn-off"),
+    pytest.param(lambda: torch.set_default_dtype(torch.float64), id="default-dtype"),
+    pytest.param(_global_hook, id="global-hook"),
+])
+def test_results_found_under_other_process_settings_are_not_served(tmp_path, setting) -> None:
+    # A conftest that turns on deterministic algorithms (an op may raise) or TF32 (numbers past
+    # tolerance) changes what eager and the programs compute, and neither graph nor model shows it.
+    from exportcore.isolation import GlobalState
+
+    cache, m, args = ResultCache(tmp_path), model(), example()  # built before: the same tensors under each setting
+    assert check(cache, m, args, mode="non_strict").status == "passed"
+    before = GlobalState.capture()
+    setting()
+    try:
+        again = check(cache, m, args, mode="non_strict")
+    finally:
+        before.restore()
+    assert again.status == "passed" and not served(again) and RUN_STEPS <= set(again.timings)
+    assert served(check(cache, m, args, mode="non_strict"))  # the settings back as they were: served again
+
+
 def test_the_same_values_in_another_memory_layout_are_other_inputs(tmp_path) -> None:
     # Drawn shapes are built in the example's stride order (exportcore.shapes.layouts), so a
     # column-major example is another input even where eager's answer is the same bit for bit.
