@@ -52,7 +52,8 @@ def recorded(fn: Callable[[], T]) -> tuple[T, str | None]:
     """
     if sys.getprofile() is not None:
         return fn(), None
-    seen: dict[int, tuple[types.CodeType, dict[str, Any]]] = {}  # by id: a code object hashes its bytecode
+    # by id (a code object hashes its bytecode): the code, its module's globals, its closure's values
+    seen: dict[int, tuple[types.CodeType, dict[str, Any], dict[str, Any]]] = {}
     aside: list[types.FrameType] = []  # the outermost frame whose calls are not the model's (below)
 
     def profile(frame: types.FrameType, event: str, arg: Any) -> None:
@@ -68,7 +69,8 @@ def recorded(fn: Callable[[], T]) -> tuple[T, str | None]:
         if _aside(code):
             aside.append(frame)
         else:
-            seen[id(code)] = (code, frame.f_globals)
+            # the closure's cells as this call found them (a factory's ``limit``), before the body runs
+            seen[id(code)] = (code, frame.f_globals, _cells(frame) if code.co_freevars else {})
 
     # The garbage collector runs callbacks (hypothesis registers one) and finalizers of objects
     # from anywhere, whenever it triggers: not the model's code, and not at the same moment twice.
@@ -84,8 +86,8 @@ def recorded(fn: Callable[[], T]) -> tuple[T, str | None]:
     # a set: torch.cond and friends run eager through dynamo, whose rewritten code (and resume
     # functions) stand for the same source as the original function
     reader = Reader(sys.modules.get("torch"))
-    parts = sorted({part for code, found in seen.values() if not _versioned(code.co_filename)
-                    for part in [_describe(code, found, reader)] if part})
+    parts = sorted({part for code, found, cells in seen.values() if not _versioned(code.co_filename)
+                    for part in [_describe(code, found, cells, reader)] if part})
     digest = hashlib.blake2b(digest_size=16)
     for part in parts:
         digest.update(part.encode("utf-8", "surrogatepass"))
@@ -103,8 +105,8 @@ def _aside(code: types.CodeType) -> bool:
     return code.co_name == "<module>" or code.co_filename.startswith(_roots()[3])
 
 
-def _describe(code: types.CodeType, found: dict[str, Any], reader: Reader) -> str:
-    """One function: its source (nested functions too) and the module constants it names, by value.
+def _describe(code: types.CodeType, found: dict[str, Any], cells: dict[str, Any], reader: Reader) -> str:
+    """One function: its source (nested functions too), the module constants it names and its closure, by value.
 
     By source, not bytecode: dynamo's rewritten bytecode differs from process to process; and
     not by file name or line: moving a function changes neither what it does nor the verdict.
@@ -116,8 +118,25 @@ def _describe(code: types.CodeType, found: dict[str, Any], reader: Reader) -> st
         return ""
     constants = sorted(f"{name}={text}" for name in code.co_names
                        if name in found for text in [_constant(found[name], reader)] if text is not None)
+    # a tensor or a module in a closure is an activation or the model's own: eager's answer and the
+    # model's digests hold them
+    constants += sorted(f"closure {name}={text}" for name, value in cells.items()
+                        if not _tensor_or_module(value) for text in [_constant(value, reader)] if text is not None)
     return hashlib.blake2b(f"{source}\n{';'.join(constants)}".encode("utf-8", "surrogatepass"),
                            digest_size=16).hexdigest()
+
+
+def _cells(frame: types.FrameType) -> dict[str, Any]:
+    try:
+        local = frame.f_locals
+        return {name: local[name] for name in frame.f_code.co_freevars if name in local}
+    except Exception:  # noqa: BLE001 - an empty cell, a frame proxy that refuses: nothing to add
+        return {}
+
+
+def _tensor_or_module(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, (torch.Tensor, torch.nn.Module))
 
 
 def _constant(value: Any, reader: Reader) -> str | None:
@@ -143,11 +162,10 @@ def _source(filename: str, line: int) -> str | None:
     kept = _SOURCES.get(key)
     if kept is not None and kept[0] == stamp:
         return kept[1]
-    lines = linecache.getlines(filename)
     if stamp != _STAMPS.get(filename):  # edited since linecache read it (a session that edits a model)
         linecache.checkcache(filename)
-        lines = linecache.getlines(filename)
         _STAMPS[filename] = stamp
+    lines = linecache.getlines(filename)
     if not 0 < line <= len(lines):
         return None
     try:

@@ -71,9 +71,9 @@ def key_of(run: Run) -> str | None:
     if settings is None:
         return None
     options = (
-        settings, family, run.outcome.case_id, type(run.model).__module__, type(run.model).__qualname__, sorted(run.checks),
-        run.rtol, run.atol, run.examples, run.seed, run.findings_as_errors, run.device, repr(run.hypothesis_settings),
-        getattr(run.spec, "budget", None), run.outcome.declared,
+        settings, family, run.outcome.case_id, type(run.model).__module__, type(run.model).__qualname__,
+        sorted(run.checks), run.rtol, run.atol, run.examples, run.seed, run.findings_as_errors, run.device,
+        repr(run.hypothesis_settings), getattr(run.spec, "budget", None), run.outcome.declared,
     )
     try:
         text = structure(run.ep)

@@ -187,3 +187,25 @@ def test_torchs_dependencies_are_named_by_their_versions_not_recorded() -> None:
     _, with_sympy = recorded(functools.partial(body, True))
     assert with_sympy == without
     assert f"sympy {sympy.__version__}" in environment() and "typing_extensions " in environment()
+
+
+def make_chunked(limit: int) -> type:
+    """A model class from a factory: ``limit`` lives in forward's closure, not in the module or the model."""
+
+    class Chunked(torch.nn.Module):
+        def forward(self, x):
+            if torch.compiler.is_compiling():
+                return x.cumsum(0)
+            if x.shape[0] <= limit:
+                return x.cumsum(0)
+            return torch.cat([x[:limit].cumsum(0), x[limit:].cumsum(0)])  # forgets the first chunk's carry
+
+    return Chunked
+
+
+def test_a_closure_value_eager_reads_is_part_of_its_code(tmp_path) -> None:
+    cache = ResultCache(tmp_path / "cache")
+    assert check(cache, make_chunked(1000)).status == "passed"
+    assert served(check(cache, make_chunked(1000)))
+    edited = check(cache, make_chunked(16))
+    assert not served(edited) and edited.status == "failed"
