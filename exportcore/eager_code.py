@@ -31,7 +31,7 @@ import tokenize
 import types
 from typing import Any, Callable, TypeVar
 
-from exportcore.python_state import Reader, Unreadable
+from exportcore.python_state import Reader
 
 __all__ = ["recorded", "TORCH_DEPENDENCIES"]
 
@@ -148,7 +148,7 @@ def _constant(value: Any, reader: Reader) -> str | None:
         return None
     try:
         return reader(value)
-    except (Unreadable, RecursionError):  # a tensor subclass, say: left out, as before it was read
+    except Exception:  # noqa: BLE001 - Unreadable (a tensor subclass), a descriptor that raises: left out
         return None
 
 

@@ -132,7 +132,7 @@ def settings_text() -> str | None:
     import torch
 
     from exportcore.backend_flags import AutocastState, BackendFlags
-    from exportcore.python_state import Reader, Unreadable
+    from exportcore.python_state import Reader
 
     autocast = AutocastState.capture()
     configs = sorted((name, module.get_hash().hex()) for name, module in _config_modules()
@@ -141,7 +141,7 @@ def settings_text() -> str | None:
         hooks = [(name, Reader(torch)(list(table.values()) if isinstance(table, dict) else table))
                  for name, table in _module_hook_tables()
                  if name.startswith(("_global_forward", "_global_backward"))]
-    except (Unreadable, RecursionError):
+    except Exception:  # noqa: BLE001 - Unreadable, or a hook object that raises when read: nothing is proven
         return None
     try:
         precision = torch.get_float32_matmul_precision()

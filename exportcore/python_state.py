@@ -50,7 +50,7 @@ def state_digest(model: Any) -> str | None:
                 h.update(f"{name}:{read.module_attributes(module)};".encode("utf-8", "surrogatepass"))
         else:
             h.update(read(model).encode("utf-8", "surrogatepass"))
-    except (Unreadable, RecursionError):
+    except Exception:  # noqa: BLE001 - Unreadable, a nesting too deep, a descriptor that raises: never a failure
         return None
     return h.hexdigest()
 

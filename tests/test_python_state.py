@@ -146,6 +146,24 @@ def test_what_a_digest_cannot_read_is_never_guessed() -> None:
         Reader(torch)(torch.empty(2, device="meta"))
 
 
+class Touchy:
+    """An object that refuses to be read (a proxy, a lazy handle): its ``__dict__`` raises."""
+
+    @property
+    def __dict__(self):  # type: ignore[override]
+        raise RuntimeError("not now")
+
+
+def test_an_attribute_that_raises_when_read_means_no_cache_never_a_failure(tmp_path) -> None:
+    model = Chunked()
+    model.handle = Touchy()
+    assert state_digest(model) is None
+    cache = ResultCache(tmp_path / "cache")
+    assert check(cache, model).status == "passed"
+    again = check(cache, model)
+    assert again.status == "passed" and not served(again)
+
+
 def test_a_shared_object_is_read_once_and_a_cycle_ends() -> None:
     class Node:
         def __init__(self) -> None:
