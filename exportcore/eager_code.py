@@ -18,6 +18,7 @@ cache, never served on a guess.
 
 from __future__ import annotations
 
+import dis
 import functools
 import gc
 import hashlib
@@ -116,7 +117,7 @@ def _describe(code: types.CodeType, found: dict[str, Any], cells: dict[str, Any]
     source = _source(code.co_filename, code.co_firstlineno)
     if source is None:
         return ""
-    constants = sorted(f"{name}={text}" for name in code.co_names
+    constants = sorted(f"{name}={text}" for name in _globals_read(code)
                        if name in found for text in [_constant(found[name], reader)] if text is not None)
     # a tensor or a module in a closure is an activation or the model's own: eager's answer and the
     # model's digests hold them
@@ -124,6 +125,12 @@ def _describe(code: types.CodeType, found: dict[str, Any], cells: dict[str, Any]
                         if not _tensor_or_module(value) for text in [_constant(value, reader)] if text is not None)
     return hashlib.blake2b(f"{source}\n{';'.join(constants)}".encode("utf-8", "surrogatepass"),
                            digest_size=16).hexdigest()
+
+
+def _globals_read(code: types.CodeType) -> list[str]:
+    """The global names the code loads (``co_names`` also holds attribute names: ``self.model`` is not
+    the test module's global ``model``, which would be read, and hashed, for nothing)."""
+    return sorted({ins.argval for ins in dis.get_instructions(code) if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")})
 
 
 def _cells(frame: types.FrameType) -> dict[str, Any]:
