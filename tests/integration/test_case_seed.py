@@ -44,6 +44,28 @@ def test_every_mode_and_every_run_sees_one_model(pytester) -> None:
     assert all((source or "").startswith("cache:") for source in run(pytester).values())
 
 
+# ExportDB's way: the module imports no torch, each case builds (and imports) it inside the test.
+LAZY_SUITE = """
+import pytest
+
+
+@pytest.mark.exportable(modes=["strict", "non_strict"])
+def test_first_of_the_session():
+    import torch
+
+    return torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()), (torch.randn(4, 8),)
+"""
+
+
+def test_the_first_test_of_a_session_is_seeded_before_torch_is_imported(pytester) -> None:
+    # It was not: torch was not imported yet when the seed was due, so its first mode got other
+    # weights than its second (no reuse) and than the next session (never served from the cache).
+    pytester.makepyfile(test_lazy=LAZY_SUITE)
+    assert run(pytester, "--export-cache=off") == {"strict": None, "non_strict": "strict"}
+    run(pytester)
+    assert all((source or "").startswith("cache:") for source in run(pytester).values())
+
+
 def test_the_global_rng_is_left_as_it_was(pytester) -> None:
     pytester.makepyfile(test_models=SUITE)
     pytester.makeconftest(CONFTEST)
