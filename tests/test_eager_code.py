@@ -6,9 +6,7 @@ import functools
 import gc
 import importlib.util
 import os
-import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from torch.export import Dim
 import exportcore
 from exportcore import reuse, shared_programs
 from exportcore.result_cache import ResultCache
+from processes import last_lines
 
 SPEC = {"x": {0: Dim("n", min=2, max=64)}}
 
@@ -160,13 +159,7 @@ print(outcome.status, outcome.reused_from)
 def test_control_flow_and_size_math_are_served_in_a_new_process(tmp_path) -> None:
     # torch.cond compiles its branches even in eager, and dynamo's sympy work differs from process to
     # process; a function target's repr holds its address. Neither may make every session a miss.
-    script = tmp_path / "session.py"
-    script.write_text(textwrap.dedent(SESSION))
-    root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
-    runs = [subprocess.run([sys.executable, str(script), str(tmp_path / "cache")], capture_output=True, text=True,
-                           env=env, timeout=600, check=False) for _ in range(2)]
-    lines = [run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:] for run in runs]
+    lines = last_lines(SESSION, tmp_path)
     assert lines[0] == "passed None", lines[0]
     assert lines[1].startswith("passed cache: strict, "), lines[1]
 

@@ -5,9 +5,6 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -18,6 +15,7 @@ import exportcore
 from exportcore import reuse, shared_programs
 from exportcore.python_state import Reader, Unreadable, state_digest
 from exportcore.result_cache import ResultCache
+from processes import last_lines
 
 SPEC = {"x": {0: Dim("n", min=2, max=64)}}
 X = torch.randn(8, 3, generator=torch.Generator().manual_seed(0))
@@ -210,13 +208,6 @@ print(outcome.status, outcome.reused_from)
 
 
 def test_the_same_model_is_served_in_a_new_process(tmp_path) -> None:
-    script = tmp_path / "session.py"
-    script.write_text(textwrap.dedent(SESSION))
-    root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
-    env.pop("PYTHONHASHSEED", None)  # str hashes differ between the two processes, as by default
-    runs = [subprocess.run([sys.executable, str(script), str(tmp_path / "cache")], capture_output=True, text=True,
-                           env=env, timeout=600, check=False) for _ in range(2)]
-    lines = [run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:] for run in runs]
+    lines = last_lines(SESSION, tmp_path, random_hashes=True)
     assert lines[0] == "passed None", lines[0]
     assert lines[1].startswith("passed cache: strict, "), lines[1]

@@ -1,0 +1,25 @@
+"""Run one script in fresh Python processes, one after another: how a later session sees an earlier one's cache."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+
+def last_lines(script: str, tmp_path: Path, *, runs: int = 2, random_hashes: bool = False) -> list[str]:
+    """Run ``script`` (given the cache folder as argv[1]) ``runs`` times; return each run's last line of output.
+
+    ``random_hashes``: str hashes differ between the processes, as by default (PYTHONHASHSEED unset).
+    """
+    path = tmp_path / "session.py"
+    path.write_text(textwrap.dedent(script))
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    if random_hashes:
+        env.pop("PYTHONHASHSEED", None)
+    done = [subprocess.run([sys.executable, str(path), str(tmp_path / "cache")], capture_output=True, text=True,
+                           env=env, timeout=600, check=False) for _ in range(runs)]
+    return [run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:] for run in done]
