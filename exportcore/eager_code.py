@@ -221,8 +221,9 @@ def _roots() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[s
 
     torch_root = os.path.dirname(os.path.abspath(torch.__file__))
     siblings = [os.path.join(os.path.dirname(torch_root), name) for name in ("functorch", "torchgen")]
-    versioned = folders(torch_root, *siblings, os.path.dirname(os.path.abspath(__file__))) + tuple(
-        sorted(_location(name) for name in TORCH_DEPENDENCIES if _location(name))) + ("<frozen ",)
+    dependencies = tuple(sorted(found for found in map(_location, TORCH_DEPENDENCIES) if found))
+    versioned = folders(torch_root, *siblings, os.path.dirname(os.path.abspath(__file__))) + dependencies + (
+        "<frozen ",)
     paths = sysconfig.get_paths()
     installed = folders(paths["purelib"], paths["platlib"], *site.getsitepackages(), site.getusersitepackages())
     # "<frozen importlib": the import system calls the finders installed on sys.meta_path

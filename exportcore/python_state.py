@@ -138,13 +138,12 @@ class Reader:
         return ";".join(parts)
 
     def tensor(self, value: Any) -> str:
-        from exportcore.identity import _feed_tensor, _plain_tensor
+        from exportcore.identity import values_digest
 
-        if not _plain_tensor(value, self.torch):
+        digest = values_digest(value)  # by value and layout, as the model's own tensors; None: not plain
+        if digest is None:
             raise Unreadable(type(value).__name__)
-        h = hashlib.blake2b(digest_size=16)
-        _feed_tensor(h, "tensor", value)
-        return f"tensor {h.hexdigest()}"
+        return f"tensor {digest}"
 
 
 def _name(obj: Any) -> str:
