@@ -295,5 +295,7 @@ def _feed_tensor(h: Any, name: str, tensor: Any) -> None:
     h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|{tuple(tensor.stride())}|{tensor.device}|{tensor.requires_grad};"
              .encode("utf-8", "surrogatepass"))
     if t.numel():
-        # the raw bytes, without numpy (torch does not require it)
-        h.update(ctypes.string_at(t.data_ptr(), t.numel() * t.element_size()))
+        # The raw bytes in place (no copy, no numpy), through SHA-256: with the CPU's SHA instructions
+        # (x86 SHA-NI, ARMv8 crypto) it reads about twice as fast as blake2b, and a model's weights
+        # are hashed once per (case, mode) and again in every warm session's key.
+        h.update(hashlib.sha256((ctypes.c_char * (t.numel() * t.element_size())).from_address(t.data_ptr())).digest())
