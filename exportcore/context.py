@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     import torch
     from torch.export import ExportedProgram
 
+    from exportcore.eager_code import CodeRecord
     from exportcore.execute import RunResult
     from exportcore.guards import ExportedRange
     from exportcore.model_state import ModelState
@@ -61,6 +62,9 @@ class Run:
     reference: RunResult | None = None  # eager on the example inputs (step "eager")
     #: The Python code that eager run executed, as a digest (exportcore.eager_code; with a cache only)
     eager_code: str | None = None
+    #: With a cache: what eager ran on the examples, then what every later run of eager and the programs ran
+    #: (exportcore.eager_code.CodeRecord; exportcore.code_witnesses names the difference in the entry)
+    code_records: tuple[CodeRecord, CodeRecord] | None = None
     ep: ExportedProgram | None = None  # the one torch.export.export result (step "capture")
     ranges: dict[str, ExportedRange] = field(default_factory=dict)  # ep's range_constraints, by torch symbol
     #: ep's input shapes per tensor path (ints where static, torch's symbols where dynamic), read once in capture

@@ -34,7 +34,7 @@ from typing import Any, Callable, TypeVar
 
 from exportcore.python_state import Reader
 
-__all__ = ["recorded", "TORCH_DEPENDENCIES"]
+__all__ = ["recorded", "CodeRecord", "described", "source_block", "globals_read", "versioned", "TORCH_DEPENDENCIES"]
 
 #: torch's own dependencies (and numpy, which it calls when present), left out like torch: the
 #: identity names their versions (exportcore.result_cache.LIBRARIES). torch calls into them lazily,
@@ -51,48 +51,69 @@ def recorded(fn: Callable[[], T]) -> tuple[T, str | None]:
 
     The digest is None when the profile hook is taken (nothing was recorded, nothing is proven).
     """
-    if sys.getprofile() is not None:
-        return fn(), None
-    # by id (a code object hashes its bytecode): the code, its module's globals, its closure's values
-    seen: dict[int, tuple[types.CodeType, dict[str, Any], dict[str, Any]]] = {}
-    aside: list[types.FrameType] = []  # the outermost frame whose calls are not the model's (below)
+    record = CodeRecord()
+    result = record.run(fn)
+    return result, record.digest()
 
-    def profile(frame: types.FrameType, event: str, arg: Any) -> None:
-        if aside:
-            if event == "return" and frame is aside[-1]:
-                aside.pop()
-            return
-        if event != "call":
-            return
-        code = frame.f_code
-        if id(code) in seen:
-            return
-        if _aside(code):
-            aside.append(frame)
-        else:
-            # the closure's cells as this call found them (a factory's ``limit``), before the body runs
-            seen[id(code)] = (code, frame.f_globals, _cells(frame) if code.co_freevars else {})
 
-    # The garbage collector runs callbacks (hypothesis registers one) and finalizers of objects
-    # from anywhere, whenever it triggers: not the model's code, and not at the same moment twice.
-    collecting = gc.isenabled()
-    gc.disable()
-    sys.setprofile(profile)
-    try:
-        result = fn()
-    finally:
-        sys.setprofile(None)
-        if collecting:
-            gc.enable()
-    # a set: torch.cond and friends run eager through dynamo, whose rewritten code (and resume
-    # functions) stand for the same source as the original function
-    reader = Reader(sys.modules.get("torch"))
-    parts = sorted({part for code, found, cells in seen.values() if not _versioned(code.co_filename)
-                    for part in [_describe(code, found, cells, reader)] if part})
-    digest = hashlib.blake2b(digest_size=16)
-    for part in parts:
-        digest.update(part.encode("utf-8", "surrogatepass"))
-    return result, digest.hexdigest()
+class CodeRecord:
+    """The functions one or more calls ran, as found on entry: code object, module globals, closure cells."""
+
+    def __init__(self) -> None:
+        # by id (a code object hashes its bytecode): the code, its module's globals, its closure's values
+        self.seen: dict[int, tuple[types.CodeType, dict[str, Any], dict[str, Any]]] = {}
+        #: False once a call ran while another profile hook was in use: what it ran is unknown
+        self.complete = True
+
+    def run(self, fn: Callable[[], T]) -> T:
+        """Return ``fn()``, adding the functions it ran to the record."""
+        if sys.getprofile() is not None:
+            self.complete = False
+            return fn()
+        seen = self.seen
+        aside: list[types.FrameType] = []  # the outermost frame whose calls are not the model's (_aside)
+
+        def profile(frame: types.FrameType, event: str, arg: Any) -> None:
+            if aside:
+                if event == "return" and frame is aside[-1]:
+                    aside.pop()
+                return
+            if event != "call":
+                return
+            code = frame.f_code
+            if id(code) in seen:
+                return
+            if _aside(code):
+                aside.append(frame)
+            else:
+                # the closure's cells as this call found them (a factory's ``limit``), before the body runs
+                seen[id(code)] = (code, frame.f_globals, _cells(frame) if code.co_freevars else {})
+
+        # The garbage collector runs callbacks (hypothesis registers one) and finalizers of objects
+        # from anywhere, whenever it triggers: not the model's code, and not at the same moment twice.
+        collecting = gc.isenabled()
+        gc.disable()
+        sys.setprofile(profile)
+        try:
+            return fn()
+        finally:
+            sys.setprofile(None)
+            if collecting:
+                gc.enable()
+
+    def digest(self) -> str | None:
+        """The record as one digest (None when incomplete): every function by source, constants and closure."""
+        if not self.complete:
+            return None
+        # a set: torch.cond and friends run eager through dynamo, whose rewritten code (and resume
+        # functions) stand for the same source as the original function
+        reader = Reader(sys.modules.get("torch"))
+        parts = sorted({part for code, found, cells in self.seen.values() if not versioned(code.co_filename)
+                        for part in [_describe(code, found, cells, reader)] if part})
+        digest = hashlib.blake2b(digest_size=16)
+        for part in parts:
+            digest.update(part.encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
 
 
 def _aside(code: types.CodeType) -> bool:
@@ -114,10 +135,15 @@ def _describe(code: types.CodeType, found: dict[str, Any], cells: dict[str, Any]
     Code with no source file (generated ``__init__``, an FX graph's forward) comes from code that
     has one, or from a graph whose code is its own identity: it adds nothing.
     """
-    source = _source(code.co_filename, code.co_firstlineno)
+    source = source_block(code.co_filename, code.co_firstlineno)
     if source is None:
         return ""
-    constants = sorted(f"{name}={text}" for name in _globals_read(code)
+    return described(source, globals_read(code), found, cells, reader)
+
+
+def described(source: str, names: list[str], found: dict[str, Any], cells: dict[str, Any], reader: Reader) -> str:
+    """The digest of a function's source with the values of the globals ``names`` in ``found`` and its cells."""
+    constants = sorted(f"{name}={text}" for name in names
                        if name in found for text in [_constant(found[name], reader)] if text is not None)
     # a tensor or a module in a closure is an activation or the model's own: eager's answer and the
     # model's digests hold them
@@ -127,7 +153,7 @@ def _describe(code: types.CodeType, found: dict[str, Any], cells: dict[str, Any]
                            digest_size=16).hexdigest()
 
 
-def _globals_read(code: types.CodeType) -> list[str]:
+def globals_read(code: types.CodeType) -> list[str]:
     """The global names the code loads (``co_names`` also holds attribute names: ``self.model`` is not
     the test module's global ``model``, which would be read, and hashed, for nothing)."""
     return sorted({ins.argval for ins in dis.get_instructions(code) if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")})
@@ -159,7 +185,7 @@ def _constant(value: Any, reader: Reader) -> str | None:
         return None
 
 
-def _source(filename: str, line: int) -> str | None:
+def source_block(filename: str, line: int) -> str | None:
     """The source block of the function that starts at ``line`` of ``filename``, None without one."""
     try:
         stamp = os.stat(filename).st_mtime_ns
@@ -187,7 +213,7 @@ _SOURCES: dict[tuple[str, int], tuple[int, str]] = {}
 _STAMPS: dict[str, int] = {}
 
 
-def _versioned(filename: str) -> bool:
+def versioned(filename: str) -> bool:
     """Whether code in ``filename`` is named by a version the identity holds: torch's, the stdlib's, the engine's."""
     versioned, installed, stdlib, _ = _roots()
     if filename.startswith(versioned):

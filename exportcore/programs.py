@@ -149,7 +149,7 @@ class ProgramSide(Side):
     def probe(self, run: Run, args: tuple, kwargs: dict) -> Any:
         from exportcore.sides import call_quiet
 
-        return call_quiet(self.program, *clone_tree((args, kwargs)))
+        return call_quiet(self.program, *clone_tree((args, kwargs)), run)
 
     def crash_text(self, label: str, shapes: str, exc: BaseException) -> str:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

@@ -27,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from exportcore.code_witnesses import Witness
 from exportcore.codec import SchemaError, decode, encode, version
 from exportcore.eager_code import TORCH_DEPENDENCIES
 from exportcore.outcome import ExampleStats, Finding, GraphStats
@@ -34,7 +35,8 @@ from exportcore.outcome import ExampleStats, Finding, GraphStats
 __all__ = ["ResultCache", "CACHE_MODES", "FORMAT"]
 
 #: Bumped whenever what an entry means changes: older entries are then foreign, i.e. ignored.
-FORMAT = 1
+#: 2: entries name the code run beyond the examples (exportcore.code_witnesses).
+FORMAT = 2
 #: ``off``: neither read nor write; ``read``: take entries, write none (e.g. a PR job on a main
 #: branch's cache); ``write``: check in full, then store; ``on``: both.
 CACHE_MODES = ("off", "read", "write", "on")
@@ -53,6 +55,8 @@ class Entry:
     notes: dict[str, list[str]] = field(default_factory=dict)
     graph: GraphStats | None = None
     examples: ExampleStats | None = None
+    #: functions the walk ran only beyond the examples: served only while each is unchanged
+    witnesses: list[Witness] = field(default_factory=list)
 
 
 class ResultCache:

@@ -152,6 +152,10 @@ def _cached(run: Run, key: str | None) -> Donation | None:
     entry = run.cache.get(identity) if identity is not None else None
     if entry is None:
         return None
+    from exportcore.code_witnesses import hold
+
+    if not hold(entry.witnesses, run.model):  # code the earlier walk ran beyond the examples was edited since
+        return None
     return Donation(mode=entry.mode, digest=identity.split("|")[1], inputs=None, findings=entry.findings,
                     notes=entry.notes, graph=entry.graph, examples=entry.examples, origin=entry.run)
 
@@ -168,14 +172,17 @@ def store(run: Run, key: str | None, donation: Donation) -> None:
     _MEMO.move_to_end(key)
     while len(_MEMO) > MEMO_SIZE:
         _MEMO.popitem(last=False)
-    if run.cache is not None and run.cache.writes:
+    if run.cache is not None and run.cache.writes and run.code_records is not None:
+        from exportcore.code_witnesses import witnesses
+
         identity = _identity(run, key)
-        if identity is not None:
+        beyond = witnesses(run.code_records[1], run.code_records[0])
+        if identity is not None and beyond is not None:
             from exportcore.result_cache import Entry, FORMAT, run_label
 
             run.cache.put(identity, Entry(format=FORMAT, identity=identity, mode=run.mode.name, run=run_label(),
                                           findings=donation.findings, notes=donation.notes, graph=donation.graph,
-                                          examples=donation.examples))
+                                          examples=donation.examples, witnesses=beyond))
 
 
 def clear() -> None:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 from exportcore.execute import RunResult, run_inference, run_training
 
 if TYPE_CHECKING:
     from exportcore.context import Run
 
-__all__ = ["prepare", "run_side", "traced_path", "remember", "call_quiet", "blame_randomness", "aliasing_notes"]
+__all__ = ["prepare", "run_side", "recording", "traced_path", "remember", "call_quiet", "blame_randomness",
+           "aliasing_notes"]
+
+T = TypeVar("T")
 
 
 def prepare(run: Run) -> None:
@@ -33,8 +36,15 @@ def run_side(run: Run, fn: Any, args: tuple, kwargs: dict, *, backward: bool = T
         state.restore(fn)
     with traced_path():
         if run.mode.training:
-            return run_training(fn, args, kwargs, seed=run.seed, backward=backward)
-        return run_inference(fn, args, kwargs, seed=run.seed)
+            return recording(run, lambda: run_training(fn, args, kwargs, seed=run.seed, backward=backward))
+        return recording(run, lambda: run_inference(fn, args, kwargs, seed=run.seed))
+
+
+def recording(run: Run, fn: Callable[[], T]) -> T:
+    """Return ``fn()``; with a cache, the Python code it runs joins what the walk ran beyond the examples."""
+    if run.code_records is None:
+        return fn()
+    return run.code_records[1].run(fn)
 
 
 @contextlib.contextmanager
@@ -67,12 +77,14 @@ def remember(run: Run, label: str, program: Any) -> None:
     run.program_states[id(program)] = ModelState.capture(program, shared_with=run.model_state)
 
 
-def call_quiet(program: Any, args: tuple, kwargs: dict) -> Any:
-    """Call ``program`` once under no_grad, as a probe whose result is not compared."""
+def call_quiet(program: Any, args: tuple, kwargs: dict, run: Run | None = None) -> Any:
+    """Call ``program`` once under no_grad, as a probe whose result is not compared (recorded for ``run``)."""
     import torch
 
     with torch.no_grad():
-        return program(*args, **kwargs)
+        if run is None:
+            return program(*args, **kwargs)
+        return recording(run, lambda: program(*args, **kwargs))
 
 
 def blame_randomness(run: Run) -> None:

@@ -32,7 +32,7 @@ def run(ctx: Run) -> None:
     if not changed:
         return
     try:
-        call_quiet(program, args, kwargs)
+        call_quiet(program, args, kwargs, ctx)
     except Exception:
         return
     before, after = changed[0]

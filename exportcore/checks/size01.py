@@ -36,7 +36,7 @@ def run(ctx: Run) -> None:
             try:
                 shapes = ctx.spec.shapes_for(ctx.spec.example_assignment() | {name: size})
                 args, kwargs = synthesize(ctx.args, ctx.kwargs, shapes, seed=ctx.seed)
-                call_quiet(program, args, kwargs)
+                call_quiet(program, args, kwargs, ctx)
             except Exception:
                 continue
             ctx.finding(

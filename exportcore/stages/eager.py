@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from exportcore.classify import classify
-from exportcore.eager_code import recorded
+from exportcore.eager_code import CodeRecord
 from exportcore.sides import prepare, run_side
 
 if TYPE_CHECKING:
@@ -22,7 +22,11 @@ def run(ctx: Run) -> None:
             if ctx.cache is None:
                 ctx.reference = run_side(ctx, ctx.model, ctx.args, ctx.kwargs)
             else:  # what a later session must also have run to be served this one's results
-                ctx.reference, ctx.eager_code = recorded(lambda: run_side(ctx, ctx.model, ctx.args, ctx.kwargs))
+                examples = CodeRecord()
+                ctx.reference = examples.run(lambda: run_side(ctx, ctx.model, ctx.args, ctx.kwargs))
+                ctx.eager_code = examples.digest()
+                # and what runs at other shapes from here on (exportcore.code_witnesses)
+                ctx.code_records = (examples, CodeRecord())
         except Exception as exc:  # the model itself is broken: say so, not "export failed"
             ctx.fail(classify(exc, "eager"), status="error")
         else:

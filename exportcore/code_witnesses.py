@@ -1,0 +1,107 @@
+"""Code that ran only beyond the examples, named in a cache entry so a later session can check it by source.
+
+The result cache's identity names the code eager ran on the examples (exportcore.eager_code). The
+drawn shapes and the other probes then run eager and the programs at other shapes, where a model
+may call functions the examples never reach: a helper past a size threshold, a chunked path for
+long inputs, a custom op's Python kernel for large sizes. Edit such a function and a cold run finds
+at a drawn shape what a warm run would serve as the old pass. So every such function becomes a
+witness in the entry: its module, its file (relative to the module's own, so that a CI checkout
+elsewhere reads the same), its first line, the globals it reads and a digest of its source with
+their values. A later session is served the entry only if every witness still describes the same,
+read from the source file and the module as they are now; one that cannot be found again (its
+module is not loaded) also means a full run, never a guess.
+
+Left out: a witness's closure cells (the call that would show them does not happen in the later
+session) and code of torch, its dependencies, the standard library and this engine (named by
+their versions, as in exportcore.eager_code).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from exportcore.eager_code import CodeRecord, described, globals_read, source_block, versioned
+from exportcore.python_state import Reader
+
+__all__ = ["Witness", "witnesses", "hold"]
+
+
+@dataclass
+class Witness:
+    """One function run beyond the examples: where to find it again and what it was."""
+
+    module: str  # the ``__name__`` of the module whose globals it runs in
+    file: str  # its source file, relative to the folder of that module's ``__file__``
+    line: int  # its first line
+    digest: str  # exportcore.eager_code.described: the source block with the globals' values
+    names: list[str] = field(default_factory=list)  # the globals it reads
+
+
+def witnesses(later: CodeRecord, examples: CodeRecord) -> list[Witness] | None:
+    """Return witnesses for what ``later`` ran and ``examples`` did not; None when one cannot be named.
+
+    None (also when ``later`` is incomplete: another profile hook was in use) means the walk's
+    results must not be stored: nothing would prove a later session ran the same code.
+    """
+    if not later.complete:
+        return None
+    reader = Reader(sys.modules.get("torch"))
+    found: dict[tuple[str, str, int], Witness] = {}
+    for key, (code, globs, _) in later.seen.items():
+        if key in examples.seen or versioned(code.co_filename):
+            continue
+        source = source_block(code.co_filename, code.co_firstlineno)
+        if source is None:  # generated code (an FX graph's forward): its graph is its identity
+            continue
+        module, home = globs.get("__name__"), globs.get("__file__")
+        if not isinstance(module, str) or not isinstance(home, str):
+            return None
+        names = globals_read(code)
+        where = os.path.relpath(code.co_filename, os.path.dirname(os.path.abspath(home)))
+        found[(module, where, code.co_firstlineno)] = Witness(
+            module=module, file=where, line=code.co_firstlineno, names=names,
+            digest=described(source, names, globs, {}, reader))
+    return [found[k] for k in sorted(found)]
+
+
+def hold(kept: list[Witness], model: Any) -> bool:
+    """Whether every witness still describes the same function, as the source and modules are now."""
+    if not kept:
+        return True
+    homes = _homes(model)
+    reader = Reader(sys.modules.get("torch"))
+    for witness in kept:
+        globs = homes.get(witness.module)
+        if globs is None:
+            module = sys.modules.get(witness.module)
+            globs = vars(module) if module is not None else None
+        home = globs.get("__file__") if globs is not None else None
+        if not isinstance(home, str):
+            return False
+        filename = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(home)), witness.file))
+        source = source_block(filename, witness.line)
+        if source is None or described(source, witness.names, globs, {}, reader) != witness.digest:
+            return False
+    return True
+
+
+def _homes(model: Any) -> dict[str, dict[str, Any]]:
+    """The module globals the model's own classes' functions run in, by module name.
+
+    Before sys.modules: a model module loaded from a file (importlib's spec_from_file_location, a
+    notebook's exec) may not be there, or a stale module of the same name may.
+    """
+    homes: dict[str, dict[str, Any]] = {}
+    parts = list(model.modules()) if callable(getattr(model, "modules", None)) else [model]
+    for part in parts:
+        held = list(getattr(part, "__dict__", {}).values())  # a plain function check() wrapped, a stored hook
+        for cls in type(part).__mro__:
+            held += vars(cls).values()
+        for value in [part, *held]:
+            globs = getattr(getattr(value, "__func__", value), "__globals__", None)
+            if isinstance(globs, dict) and isinstance(globs.get("__name__"), str):
+                homes.setdefault(globs["__name__"], globs)
+    return homes
