@@ -101,7 +101,20 @@ def _homes(model: Any) -> dict[str, dict[str, Any]]:
         for cls in type(part).__mro__:
             held += vars(cls).values()
         for value in [part, *held]:
-            globs = getattr(getattr(value, "__func__", value), "__globals__", None)
-            if isinstance(globs, dict) and isinstance(globs.get("__name__"), str):
-                homes.setdefault(globs["__name__"], globs)
+            function = getattr(value, "__func__", value)
+            # and what a forward's closure holds: the plain function check() wrapped in a module
+            for found in (function, *_cell_values(function)):
+                globs = getattr(found, "__globals__", None)
+                if isinstance(globs, dict) and isinstance(globs.get("__name__"), str):
+                    homes.setdefault(globs["__name__"], globs)
     return homes
+
+
+def _cell_values(function: Any) -> list[Any]:
+    values = []
+    for cell in getattr(function, "__closure__", None) or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            pass
+    return values

@@ -154,7 +154,11 @@ def _cached(run: Run, key: str | None) -> Donation | None:
         return None
     from exportcore.code_witnesses import hold
 
-    if not hold(entry.witnesses, run.model):  # code the earlier walk ran beyond the examples was edited since
+    try:
+        unchanged = hold(entry.witnesses, run.model)
+    except Exception:  # noqa: BLE001 - a witness that cannot be read again proves nothing: run in full
+        unchanged = False
+    if not unchanged:  # code the earlier walk ran beyond the examples was edited since
         return None
     return Donation(mode=entry.mode, digest=identity.split("|")[1], inputs=None, findings=entry.findings,
                     notes=entry.notes, graph=entry.graph, examples=entry.examples, origin=entry.run)
@@ -176,7 +180,10 @@ def store(run: Run, key: str | None, donation: Donation) -> None:
         from exportcore.code_witnesses import witnesses
 
         identity = _identity(run, key)
-        beyond = witnesses(run.code_records[1], run.code_records[0])
+        try:
+            beyond = witnesses(run.code_records[1], run.code_records[0])
+        except Exception:  # noqa: BLE001 - what ran beyond the examples cannot be named: store nothing
+            beyond = None
         if identity is not None and beyond is not None:
             from exportcore.result_cache import Entry, FORMAT, run_label
 

@@ -80,6 +80,19 @@ def test_an_edit_only_drawn_shapes_reach_is_checked_again(warm, edit) -> None:
     assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
 
 
+def test_a_plain_functions_helpers_are_found_again(tmp_path) -> None:
+    # check() wraps a plain function in a module; its module (loaded from a file, not in sys.modules)
+    # is found through that wrapper's closure, so the unchanged case is served.
+    path = tmp_path / "gated_function.py"
+    path.write_text(MODEL.format(factor="1.0", scale="1.0") + "\n\ndef gated(x):\n    return Gated()(x)\n")
+    spec = importlib.util.spec_from_file_location("pte_gated_function", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    cache = ResultCache(tmp_path / "cache")
+    assert check(cache, lambda: module.gated).status == "passed"
+    assert served(check(cache, lambda: module.gated))
+
+
 def test_an_edit_to_code_no_run_reached_leaves_the_entry(warm) -> None:
     # The examples' record and the witnesses name what ran; a module's other code is not part of it.
     cache, path = warm
