@@ -51,9 +51,9 @@ def load(path: Path, factor: str = "1.0", scale: str = "1.0") -> type:
     return module.Gated
 
 
-def check(cache: ResultCache, cls: type):
+def check(cache: ResultCache, cls: type, mode: str = "strict"):
     args = (torch.randn(8, 3, generator=torch.Generator().manual_seed(0)),)
-    outcome = exportcore.check(cls(), args, dynamic_shapes=SPEC, mode="strict", case_id="case", cache=cache)
+    outcome = exportcore.check(cls(), args, dynamic_shapes=SPEC, mode=mode, case_id="case", cache=cache)
     reuse.clear()  # each check() stands for a new session
     shared_programs.clear()
     return outcome
@@ -82,15 +82,16 @@ def test_an_edit_only_drawn_shapes_reach_is_checked_again(warm, edit) -> None:
 
 def test_a_plain_functions_helpers_are_found_again(tmp_path) -> None:
     # check() wraps a plain function in a module; its module (loaded from a file, not in sys.modules)
-    # is found through that wrapper's closure, so the unchanged case is served.
+    # is found through that wrapper's closure, so the unchanged case is served. Non-strict: torch 2.6's
+    # dynamo imports a function's module by name, which such a module does not have.
     path = tmp_path / "gated_function.py"
     path.write_text(MODEL.format(factor="1.0", scale="1.0") + "\n\ndef gated(x):\n    return Gated()(x)\n")
     spec = importlib.util.spec_from_file_location("pte_gated_function", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     cache = ResultCache(tmp_path / "cache")
-    assert check(cache, lambda: module.gated).status == "passed"
-    assert served(check(cache, lambda: module.gated))
+    assert check(cache, lambda: module.gated, "non_strict").status == "passed"
+    assert served(check(cache, lambda: module.gated, "non_strict"))
 
 
 def test_an_edit_to_code_no_run_reached_leaves_the_entry(warm) -> None:
