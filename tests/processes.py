@@ -23,3 +23,26 @@ def last_lines(script: str, tmp_path: Path, *, runs: int = 2, random_hashes: boo
     done = [subprocess.run([sys.executable, str(path), str(tmp_path / "cache")], capture_output=True, text=True,
                            env=env, timeout=600, check=False) for _ in range(runs)]
     return [run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr[-2000:] for run in done]
+
+
+_CHECK = '''
+import sys
+import torch
+import exportcore
+from torch.export import Dim
+from exportcore.result_cache import ResultCache
+{model}
+
+x = torch.randn(8, 3, generator=torch.Generator().manual_seed(0))
+outcome = exportcore.check({name}(), (x,), dynamic_shapes={{"x": {{0: Dim("n", min=2, max=64)}}}}, mode="strict",
+                           case_id="case", cache=ResultCache(sys.argv[1]))
+print(outcome.status, outcome.reused_from)
+'''
+
+
+def checked_twice(model: str, name: str, tmp_path: Path) -> list[str]:
+    """Check class ``name`` of ``model`` (source) on 8 rows, rows dynamic, strict, in two fresh processes.
+
+    Return each process's "status reused_from": a later session reading the earlier one's result cache.
+    """
+    return last_lines(_CHECK.format(model=textwrap.dedent(model), name=name), tmp_path)

@@ -4,21 +4,15 @@ from __future__ import annotations
 
 import functools
 import gc
-import importlib.util
-import os
 import sys
 from pathlib import Path
 
 import pytest
 import torch
-from torch.export import Dim
 
-import exportcore
-from exportcore import reuse, shared_programs
 from exportcore.result_cache import ResultCache
-from processes import last_lines
-
-SPEC = {"x": {0: Dim("n", min=2, max=64)}}
+from processes import checked_twice
+from sessions import check, served, warmed, write_module
 
 # Eager takes its own path under export's back (``is_compiling``), as transformers' code often does.
 # Rows past LIMIT are summed in a second chunk; the "broken" edit forgets the first chunk's carry.
@@ -45,35 +39,14 @@ class Cumulative(torch.nn.Module):
 
 def load(path: Path, limit: int = 16, carry: str = "head[-1]", unused: int = 0, comment: str = "") -> type:
     """Write the model's module (as a user edits it), import it afresh and return its class."""
-    stamp = path.stat().st_mtime_ns + 10**9 if path.exists() else None
-    path.write_text(comment + MODEL.format(limit=limit, carry=carry, unused=unused))
-    if stamp is not None:  # a new mtime, however fast the edit came
-        os.utime(path, ns=(stamp, stamp))
-    spec = importlib.util.spec_from_file_location("pte_edited_model", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.Cumulative
-
-
-def check(cache: ResultCache, cls: type):
-    args = (torch.randn(8, 3, generator=torch.Generator().manual_seed(0)),)
-    outcome = exportcore.check(cls(), args, dynamic_shapes=SPEC, mode="strict", case_id="case", cache=cache)
-    reuse.clear()  # each check() stands for a new session
-    shared_programs.clear()
-    return outcome
-
-
-def served(outcome) -> bool:
-    return (outcome.reused_from or "").startswith("cache:")
+    text = comment + MODEL.format(limit=limit, carry=carry, unused=unused)
+    return write_module(path, text, "pte_edited_model").Cumulative
 
 
 @pytest.fixture
 def warm(tmp_path):
     """A cache holding the unedited model's pass, and the model's file."""
-    cache, path = ResultCache(tmp_path / "cache"), tmp_path / "edited_model.py"
-    assert check(cache, load(path)).status == "passed"
-    assert served(check(cache, load(path)))  # unchanged: served
-    return cache, path
+    return warmed(tmp_path, load)
 
 
 def test_an_edit_to_code_only_eager_runs_is_checked_again(warm) -> None:
@@ -135,31 +108,18 @@ def test_the_garbage_collectors_callbacks_are_not_the_models_code() -> None:
     assert calls and busy == quiet
 
 
-SESSION = '''
-import sys
-import torch
-import exportcore
-from torch.export import Dim
-from exportcore.result_cache import ResultCache
-
-
+BRANCHY = '''
 class Branchy(torch.nn.Module):
     def forward(self, x):
         scale = torch.sym_float(x.shape[0]) ** 0.5  # a plain function in the graph (torch.sym_float)
         return torch.cond(x.sum() > 0, lambda t: t * 2, lambda t: t - 1, (x,)) * scale
-
-
-x = torch.randn(8, 3, generator=torch.Generator().manual_seed(0))
-outcome = exportcore.check(Branchy(), (x,), dynamic_shapes={"x": {0: Dim("n", min=2, max=64)}}, mode="strict",
-                           case_id="case", cache=ResultCache(sys.argv[1]))
-print(outcome.status, outcome.reused_from)
 '''
 
 
 def test_control_flow_and_size_math_are_served_in_a_new_process(tmp_path) -> None:
     # torch.cond compiles its branches even in eager, and dynamo's sympy work differs from process to
     # process; a function target's repr holds its address. Neither may make every session a miss.
-    lines = last_lines(SESSION, tmp_path)
+    lines = checked_twice(BRANCHY, "Branchy", tmp_path)
     assert lines[0] == "passed None", lines[0]
     assert lines[1].startswith("passed cache: strict, "), lines[1]
 

@@ -1,0 +1,52 @@
+"""Sessions of the result cache within one process: a model module as a user edits it, and one check() per session."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+import torch
+from torch.export import Dim
+
+import exportcore
+from exportcore import reuse, shared_programs
+from exportcore.result_cache import ResultCache
+
+SPEC = {"x": {0: Dim("n", min=2, max=64)}}
+
+
+def write_module(path: Path, text: str, name: str) -> ModuleType:
+    """Write ``text`` to ``path`` (a new mtime, however fast the edit came) and import it afresh as ``name``."""
+    stamp = path.stat().st_mtime_ns + 10**9 if path.exists() else None
+    path.write_text(text)
+    if stamp is not None:
+        os.utime(path, ns=(stamp, stamp))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def check(cache: ResultCache, cls: Any, mode: str = "strict") -> Any:
+    """One session: check ``cls()`` on 8 rows of 3, rows dynamic in 2..64; then forget this process's memo."""
+    args = (torch.randn(8, 3, generator=torch.Generator().manual_seed(0)),)
+    outcome = exportcore.check(cls(), args, dynamic_shapes=SPEC, mode=mode, case_id="case", cache=cache)
+    reuse.clear()
+    shared_programs.clear()
+    return outcome
+
+
+def served(outcome: Any) -> bool:
+    """Whether ``outcome`` was taken from the result cache (an earlier session's entry)."""
+    return (outcome.reused_from or "").startswith("cache:")
+
+
+def warmed(tmp_path: Path, load: Callable[[Path], type]) -> tuple[ResultCache, Path]:
+    """A cache holding the pass of the class ``load(path)`` writes and imports, served again unchanged."""
+    cache, path = ResultCache(tmp_path / "cache"), tmp_path / "edited_model.py"
+    assert check(cache, load(path)).status == "passed"
+    assert served(check(cache, load(path)))  # unchanged: served
+    return cache, path
