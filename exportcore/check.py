@@ -7,6 +7,7 @@ import zlib
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from exportcore.case import CHECKS, DEFAULT_CHECKS, Case
+from exportcore.heap import own_cycles
 
 if TYPE_CHECKING:
     from exportcore.context import Run
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["check", "check_case"]
 
 
+@own_cycles
 def check(
     model: Any,
     args: tuple,

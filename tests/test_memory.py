@@ -88,6 +88,88 @@ def test_an_outcome_is_plain_data_and_keeps_neither_model_nor_program_alive(stat
     assert alive() is None, "something the check left behind still holds the user's model"
 
 
+@pytest.mark.parametrize("status", ["passed", "failed", "error"])
+def test_a_check_frees_its_own_programs_when_it_returns(status):
+    # Exported programs and graph modules are reference cycles that hold the model's weights: left to
+    # the collector's next full pass, a zoo's previous model (GPU memory too) lived on into the next case.
+    make, options = CASES[status]
+    model = make()
+    held = [weakref.ref(model), *map(weakref.ref, model.parameters())]
+
+    outcome = exportcore.check(model, (torch.randn(3, 4),), mode="non_strict", **options)
+
+    assert outcome.status == status, outcome.failure
+    del model
+    assert [ref() for ref in held] == [None] * len(held), "the model outlived check() until a garbage collection"
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def _check_passing() -> exportcore.Outcome:
+    return exportcore.check(torch.nn.Linear(4, 4), (torch.randn(3, 4),), mode="non_strict", examples=0)
+
+
+def test_a_check_hands_the_collector_back_as_it_found_it():
+    older = _Cycle()
+    collected = []
+    weakref.finalize(older, collected.append, True)
+    del older  # garbage from before the check: collected after it, never lost
+    assert _check_passing().status == "passed"
+    with pytest.raises(TypeError, match="args must be a tuple"):
+        exportcore.check(torch.nn.Linear(4, 4), [torch.randn(3, 4)])
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert collected == [True]
+
+
+class _CyclicLinear(torch.nn.Linear):
+    def __init__(self) -> None:
+        super().__init__(4, 4)
+        self.__dict__["me"] = self  # a reference cycle (as a hook holding a bound method makes)
+
+
+def test_garbage_older_than_a_check_waits_for_no_explicit_collection():
+    from exportcore.heap import FULL_EVERY
+
+    cyclic = _CyclicLinear()
+    assert exportcore.check(cyclic, (torch.randn(3, 4),), mode="non_strict", examples=0).status == "passed"
+    weight = weakref.ref(cyclic.weight)
+    del cyclic  # only a full collection frees it, and the next check does not traverse older objects
+    assert _check_passing().status == "passed"
+    assert weight() is None, "a model from an earlier check outlived the next check"
+
+    older = _Cycle()
+    collected = []
+    weakref.finalize(older, collected.append, True)
+    del older
+    model = torch.nn.Linear(4, 4)
+    for _ in range(FULL_EVERY + 1):
+        exportcore.check(model, (torch.randn(3, 4),), mode="non_strict", examples=0)
+    assert collected == [True], f"older cyclic garbage outlived {FULL_EVERY + 1} checks"
+
+
+def test_a_check_leaves_a_frozen_heap_and_a_disabled_collector_alone():
+    gc.collect()
+    gc.freeze()  # a fork server's own freeze: check() must not hand these objects back
+    try:
+        frozen = gc.get_freeze_count()
+        assert _check_passing().status == "passed"
+        # neither handed back (0) nor frozen more; objects that died meanwhile left the count
+        assert 0 < gc.get_freeze_count() <= frozen
+    finally:
+        gc.unfreeze()
+    gc.disable()
+    try:
+        assert _check_passing().status == "passed"
+        assert not gc.isenabled()
+        assert gc.get_freeze_count() == 0
+    finally:
+        gc.enable()
+
+
 SCRIPT = textwrap.dedent("""
     import ctypes, gc, sys
     import torch, exportcore

@@ -1,0 +1,89 @@
+"""The garbage collector during a check: it traverses only what the check made, and frees the check's cycles at its end.
+
+Importing torch leaves some 340 thousand long-lived objects (modules, functions, operator tables),
+and a capture or a decomposition keeps enough new objects alive to start CPython's full
+collection about once per check; every full collection traverses every object in the process.
+On benchmarks/default_cost.py's loop that was 17 full collections and about 4 s of 40 s (the bare
+export loop pays them as well). So a check freezes what existed before it (``gc.freeze()``): the
+collections during the check traverse only the check's own objects. At its end one collection
+frees the check's own cycles (exported programs and graph modules are cyclic and hold the model's
+weights: before, they waited for a full collection somewhere in the next case, next to its own
+model), and the older objects go back to the oldest generation (``gc.unfreeze()``).
+
+Garbage older than a check is not traversed during it, so it must not wait for ever: a check
+starts with one full collection when a model an earlier check was given is still alive (a model
+in a reference cycle, a hook holding a bound method, lingers until one; the models that survive it
+are alive on purpose and are not asked about again), and at least every ``FULL_EVERY`` checks.
+
+Left alone: a process whose garbage collector is disabled, or that froze objects itself (a
+fork server): unfreezing would hand back objects frozen on purpose.
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import threading
+import weakref
+from typing import Any, Callable, TypeVar
+
+__all__ = ["own_cycles", "FULL_EVERY"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: At most this many checks run between two full collections (bounds how long older cyclic garbage waits).
+FULL_EVERY = 8
+
+_lock = threading.RLock()  # re-entrant: a finalizer run by a collection may start a check
+_depth = 0  # checks running (a check inside a check: explain verifies a fix with check())
+_froze = False  # the outermost check froze the heap and owes it a collection and an unfreeze
+_since_full = 0  # checks since this module last ran a full collection
+_models: list[weakref.ref] = []  # models of earlier checks not yet known to be alive on purpose
+
+
+def own_cycles(fn: F) -> F:
+    """Decorate check(): run it with the older heap frozen, and collect its own cycles when it is done."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        model = args[0] if args else kwargs.get("model")
+        _enter(model)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _leave(model)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _enter(model: Any) -> None:
+    global _depth, _froze, _since_full
+    with _lock:
+        _depth += 1
+        if _depth > 1 or not gc.isenabled() or gc.get_freeze_count():
+            return
+        if _since_full >= FULL_EVERY or any(ref() is not None and ref() is not model for ref in _models):
+            gc.collect()
+            _since_full = 0
+            _models[:] = [ref for ref in _models if ref() is model]  # the survivors are alive on purpose
+        gc.freeze()
+        _froze = True
+
+
+def _leave(model: Any) -> None:
+    global _depth, _froze, _since_full
+    with _lock:
+        _depth -= 1
+        if _depth or not _froze:
+            return
+        _froze = False
+        try:
+            gc.collect()  # only the check's own objects: the older ones are still frozen
+        finally:
+            gc.unfreeze()
+        _since_full += 1
+        if not any(ref() is model for ref in _models):
+            try:
+                _models.append(weakref.ref(model))
+            except TypeError:  # not weak-referenceable (a builtin callable): nothing to watch
+                pass
