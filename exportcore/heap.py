@@ -11,9 +11,12 @@ weights: before, they waited for a full collection somewhere in the next case, n
 model), and the older objects go back to the oldest generation (``gc.unfreeze()``).
 
 Garbage older than a check is not traversed during it, so it must not wait for ever: a check
-starts with one full collection when a model an earlier check was given is still alive (a model
-in a reference cycle, a hook holding a bound method, lingers until one; the models that survive it
-are alive on purpose and are not asked about again), and at least every ``FULL_EVERY`` checks.
+starts with one full collection when a model of at least ``WATCH_BYTES`` of weights that an
+earlier check was given is still alive (a model in a reference cycle, a hook holding a bound
+method, lingers until one; the models that survive it are alive on purpose and are not asked
+about again), and at least every ``FULL_EVERY`` checks. Smaller models are left to the latter: a
+failing test's model is alive on purpose (pytest keeps the last exception's traceback), and a
+collection after every failure of a catalog of small cases cost more than the freezing saved.
 
 Left alone: a process whose garbage collector is disabled, or that froze objects itself (a
 fork server): unfreezing would hand back objects frozen on purpose.
@@ -27,12 +30,14 @@ import threading
 import weakref
 from typing import Any, Callable, TypeVar
 
-__all__ = ["own_cycles", "FULL_EVERY"]
+__all__ = ["own_cycles", "FULL_EVERY", "WATCH_BYTES"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: At most this many checks run between two full collections (bounds how long older cyclic garbage waits).
 FULL_EVERY = 8
+#: A model with at least this many bytes of parameters and buffers never waits past the next check.
+WATCH_BYTES = 16 * 2**20
 
 _lock = threading.RLock()  # re-entrant: a finalizer run by a collection may start a check
 _depth = 0  # checks running (a check inside a check: explain verifies a fix with check())
@@ -82,8 +87,17 @@ def _leave(model: Any) -> None:
         finally:
             gc.unfreeze()
         _since_full += 1
-        if not any(ref() is model for ref in _models):
+        if _weight_bytes(model) >= WATCH_BYTES and not any(ref() is model for ref in _models):
             try:
                 _models.append(weakref.ref(model))
-            except TypeError:  # not weak-referenceable (a builtin callable): nothing to watch
+            except TypeError:  # not weak-referenceable: nothing to watch
                 pass
+
+
+def _weight_bytes(model: Any) -> int:
+    """Return the bytes of ``model``'s parameters and buffers (0 for a plain callable)."""
+    try:
+        tensors = [*model.parameters(), *model.buffers()]
+        return sum(t.numel() * t.element_size() for t in tensors)
+    except Exception:  # noqa: BLE001 - not a module, or one whose tensors cannot be sized: nothing to watch
+        return 0

@@ -126,16 +126,17 @@ def test_a_check_hands_the_collector_back_as_it_found_it():
 
 
 class _CyclicLinear(torch.nn.Linear):
-    def __init__(self) -> None:
-        super().__init__(4, 4)
+    def __init__(self, features: int) -> None:
+        super().__init__(features, features)
         self.__dict__["me"] = self  # a reference cycle (as a hook holding a bound method makes)
 
 
 def test_garbage_older_than_a_check_waits_for_no_explicit_collection():
-    from exportcore.heap import FULL_EVERY
+    from exportcore.heap import FULL_EVERY, WATCH_BYTES
 
-    cyclic = _CyclicLinear()
-    assert exportcore.check(cyclic, (torch.randn(3, 4),), mode="non_strict", examples=0).status == "passed"
+    cyclic = _CyclicLinear(2048)  # 16 MiB of weights: a model that must not wait for the 8th check
+    assert sum(p.numel() * p.element_size() for p in cyclic.parameters()) >= WATCH_BYTES
+    assert exportcore.check(cyclic, (torch.randn(3, 2048),), mode="non_strict", examples=0).status == "passed"
     weight = weakref.ref(cyclic.weight)
     del cyclic  # only a full collection frees it, and the next check does not traverse older objects
     assert _check_passing().status == "passed"
