@@ -190,7 +190,8 @@ def test_unbounded_hints_offer_nothing_out_of_spec():
 def collect(strategy: st.SearchStrategy, n: int = 150) -> list:
     seen: list = []
 
-    @settings(max_examples=n, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    # derandomize: the counts below are statistics of 150 draws; a fresh seed each run made them flaky
+    @settings(max_examples=n, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
     @given(strategy)
     def grab(value: object) -> None:
         seen.append(value)
