@@ -190,8 +190,10 @@ def test_unbounded_hints_offer_nothing_out_of_spec():
 def collect(strategy: st.SearchStrategy, n: int = 150) -> list:
     seen: list = []
 
-    # derandomize: the counts below are statistics of 150 draws; a fresh seed each run made them flaky
-    @settings(max_examples=n, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck))
+    # The counts below are statistics of 150 draws: a fixed seed (derandomize), and hypothesis' own
+    # defaults as parent, not whatever profile an earlier in-process pytester session loaded.
+    @settings(settings.get_profile("default"), max_examples=n, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
     @given(strategy)
     def grab(value: object) -> None:
         seen.append(value)
