@@ -8,9 +8,12 @@ after would find nothing (the watcher writes it a moment later). So, on a comman
 before any conftest can import torch it starts the same command line as its child, which runs
 the session, waits for it, writes the reports from the journals the child names if the child
 died without writing them, and exits only then, with the child's status (a signal that killed
-the child is raised again, so a segfault still reads 139). The cost is one more start of
-pytest itself. pytest.main() inside another program is left alone (the caller owns that
-process); there reporting/journal.py's detached watcher still recovers, a moment later.
+the child is raised again, so a segfault still reads 139). On Linux the child is a fork of the
+supervisor at that point (pytest, its plugins and the parsed command line already loaded),
+taken only while the process has a single thread; elsewhere, or with a thread running, it is
+the same command line started again, which costs one more start of pytest (about 0.3 s).
+pytest.main() inside another program is left alone (the caller owns that process); there
+reporting/journal.py's detached watcher still recovers, a moment later.
 
 The supervisor forwards SIGTERM, SIGHUP, SIGUSR1/2 to the child and ignores SIGINT: a Ctrl-C
 reaches the child straight from the terminal (same process group), and a second one forwarded
@@ -27,11 +30,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ENV", "maybe_supervise", "supervised_by"]
+__all__ = ["ENV", "maybe_supervise", "supervised_by", "started_as"]
 
 #: Set for the child: "<supervisor pid>:<file the child lists its journals in>".
 ENV = "PYTEST_EXPORT_SUPERVISOR"
 _FORWARDED = ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
+
+#: In a supervised session's own process: "fork" or "command line" (how its supervisor started
+#: it); None in any other process.
+started_as: str | None = None
 
 
 def supervised_by(journals: list[Path]) -> bool:
@@ -52,6 +59,7 @@ def _listing() -> str | None:
 
 def maybe_supervise(early_config: Any) -> None:
     """Run the session in a child and exit with its status, when this is a command line run that writes reports."""
+    global started_as
     if not _wanted(early_config):
         return
     capture = early_config.pluginmanager.getplugin("capturemanager")
@@ -60,19 +68,28 @@ def maybe_supervise(early_config: Any) -> None:
         capture.suspend_global_capture(in_=True)
     fd, listing = tempfile.mkstemp(prefix="pytest-export-journals-", suffix=".txt")
     os.close(fd)
-    env = {**os.environ, ENV: f"{os.getpid()}:{listing}"}
-    try:
-        child = subprocess.Popen([sys.executable, *sys.orig_argv[1:]], env=env)
-    except OSError:
-        os.unlink(listing)
+    pid = _fork() if _may_fork() else None
+    if pid == 0:  # the child: the session goes on here, from where the supervisor stood
+        started_as = "fork"
+        os.environ[ENV] = f"{os.getppid()}:{listing}"
         if capture is not None:
             capture.resume_global_capture()
-        return  # run the session here: the detached watcher still recovers
+        return
+    if pid is None:
+        env = {**os.environ, ENV: f"{os.getpid()}:{listing}"}
+        try:
+            child = subprocess.Popen([sys.executable, *sys.orig_argv[1:]], env=env)
+        except OSError:
+            os.unlink(listing)
+            if capture is not None:
+                capture.resume_global_capture()
+            return  # run the session here: the detached watcher still recovers
+        pid = child.pid
     for name in _FORWARDED:
-        signal.signal(getattr(signal, name), lambda signum, _frame: child.send_signal(signum))
+        signal.signal(getattr(signal, name), lambda signum, _frame: _send(pid, signum))
     # A Python handler, not SIG_IGN: set after the child started, it is not inherited.
     signal.signal(signal.SIGINT, lambda _signum, _frame: None)
-    status = child.wait()
+    status = _wait(pid)
     try:
         _recover(listing, status)
     finally:
@@ -80,8 +97,49 @@ def maybe_supervise(early_config: Any) -> None:
     _exit_like(status)
 
 
+def _may_fork() -> bool:
+    # Linux only (macOS frameworks are not fork-safe without an exec), and a single thread: a
+    # fork copies only the calling thread, so a lock another thread held would stay held.
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def _fork() -> int | None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        return os.fork()
+    except OSError:
+        return None
+
+
+def _send(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass  # it has just ended: the wait below collects it
+
+
+def _wait(pid: int) -> int:
+    """Wait for the child; its status as Popen.returncode reads it (-N: killed by signal N)."""
+    while True:
+        try:
+            _, raw = os.waitpid(pid, 0)
+        except InterruptedError:  # pragma: no cover - PEP 475 retries; kept for handlers that raise
+            continue
+        return os.waitstatus_to_exitcode(raw)
+
+
 def _wanted(early_config: Any) -> bool:
-    if os.name != "posix" or _listing() is not None or os.environ.get("PYTEST_XDIST_WORKER"):
+    global started_as
+    if _listing() is not None:
+        started_as = started_as or "command line"
+        return False
+    if os.name != "posix" or os.environ.get("PYTEST_XDIST_WORKER"):
         return False
     if not hasattr(sys, "orig_argv") or not _command_line(early_config):
         return False

@@ -22,6 +22,10 @@ TESTS = """
 
     @pytest.mark.exportable(modes=["non_strict"])
     def test_canned_a_first():
+        from pytest_export.reporting import supervise
+
+        with open("started_as.txt", "w") as out:
+            out.write(str(supervise.started_as))
         return Case(model=lambda x: x, args=(1,))
 
     @pytest.mark.exportable(modes=["non_strict"])
@@ -40,10 +44,28 @@ def _verdicts(path: Path) -> dict[str, str]:
     return {r["test"].split("::")[-1]: r["verdict"] for r in json.loads(path.read_text())["records"]}
 
 
-def test_after_a_segfault_the_reports_exist_when_pytest_returns(project, canned):
+# A plugin that starts a thread on import (before pytest-export's supervisor acts): a fork would
+# copy only the main thread, so the session is started again as a command line instead.
+THREAD_PLUGIN = """
+    import threading
+    import time
+
+    threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+"""
+
+
+@pytest.mark.parametrize("started_as", ["fork", "command line"])
+def test_after_a_segfault_the_reports_exist_when_pytest_returns(project, canned, started_as):
     canned({})
     project.makepyfile(test_die=TESTS)
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--export-report=r.json", "--export-report=r.md")
+    plugins = []
+    if started_as == "command line":
+        project.makepyfile(thread_plugin=THREAD_PLUGIN)
+        plugins = ["-p", "thread_plugin"]
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", *plugins, "--export-report=r.json",
+                                          "--export-report=r.md")
+    if sys.platform.startswith("linux") or started_as == "command line":  # elsewhere it never forks
+        assert (project.path / "started_as.txt").read_text() == started_as
     # Read at once, as a CI step right after pytest would: no waiting for a watcher.
     assert (project.path / "r.json").exists() and (project.path / "r.md").exists()
     assert result.ret == -signal.SIGSEGV  # the shell still sees 139
