@@ -69,3 +69,8 @@ def timed(cmd: Sequence[str], *, cwd: Path = ROOT, env: dict[str, str] | None = 
 def summary(name: str, samples: list[float]) -> str:
     """Return ``name: min / median over n runs`` for a list of seconds."""
     return f"{name}: min {min(samples):.2f}s, median {statistics.median(samples):.2f}s over {len(samples)} run(s)"
+
+
+def plain_tests(first: int, stop: int) -> str:
+    """Return the source of trivial tests ``test_first`` .. ``test_{stop - 1}`` (start-up is all there is to time)."""
+    return "\n".join(f"def test_{i}():\n    assert {i} + 1 == {i + 1}\n" for i in range(first, stop))

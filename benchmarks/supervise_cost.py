@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from measure import bench_env, machine, summary, timed
+from measure import bench_env, machine, plain_tests, summary, timed
 
 THREAD_PLUGIN = "import threading, time\nthreading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n"
 
@@ -35,8 +35,7 @@ def main() -> int:
     print(f"machine: {machine()}")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        (root / "test_plain.py").write_text(
-            "\n".join(f"def test_{i}():\n    assert {i} + 1 == {i + 1}\n" for i in range(opts.tests)))
+        (root / "test_plain.py").write_text(plain_tests(0, opts.tests))
         (root / "thread_plugin.py").write_text(THREAD_PLUGIN)
         args = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly", str(root), f"--export-report={root / 'r.json'}"]
         env = bench_env(PYTHONPATH=str(root))

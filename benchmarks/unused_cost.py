@@ -11,7 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from measure import bench_env, machine, summary, timed
+from measure import bench_env, machine, plain_tests, summary, timed
 
 CONFTEST = '''
 import sys
@@ -28,8 +28,7 @@ def write_suite(root: Path, tests: int) -> None:
     (root / "conftest.py").write_text(CONFTEST)
     per_file = max(1, tests // 10)
     for f in range(0, tests, per_file):
-        body = "\n".join(f"def test_{i}():\n    assert {i} + 1 == {i + 1}\n" for i in range(f, min(f + per_file, tests)))
-        (root / f"test_plain_{f // per_file}.py").write_text(body)
+        (root / f"test_plain_{f // per_file}.py").write_text(plain_tests(f, min(f + per_file, tests)))
 
 
 def main() -> int:
