@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Iterator
 from exportcore import shared_programs
 from exportcore.classify import classify
 from exportcore.logged_errors import chain_logged, logged_errors
+from exportcore.serde_memo import memoized_parsing
 from exportcore.sides import remember
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def run(ctx: Run) -> None:
             return
         try:
             buffer = io.BytesIO()
-            with _tolerant_logging(), logged_errors() as logged:
+            with _tolerant_logging(), logged_errors() as logged, memoized_parsing():
                 torch.export.save(ctx.ep, buffer)
                 buffer.seek(0)
                 loaded = torch.export.load(buffer)
