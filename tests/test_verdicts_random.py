@@ -55,3 +55,32 @@ def test_only_a_value_difference_of_a_program_whose_random_ops_were_rewritten_is
     assert redrawn(drawless, "exported", value) is None  # the exported program keeps the model's own draws
     same = _Ctx({"exported": ep.module(), "decomposed": ep.module()})
     assert redrawn(same, "decomposed", value) is None  # same random ops: a difference is the program's
+
+
+class NoisyHead(nn.Module):
+    """Draws from the global RNG in forward, outside any dropout module (a noise-injection head)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.lin(x) + 0.1 * torch.randn(x.shape[0], 8)
+
+
+def test_a_run_is_seeded_as_torch_manual_seed_seeds_it():
+    from exportcore.execute import seed_rng
+
+    seed_rng(1234)
+    ours = (torch.randn(5), torch.rand(3), torch.randint(0, 100, (4,)))
+    torch.manual_seed(1234)
+    torchs = (torch.randn(5), torch.rand(3), torch.randint(0, 100, (4,)))
+    for a, b in zip(ours, torchs):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("mode", ["non_strict", "training"])
+def test_a_model_drawing_random_numbers_in_forward_gets_the_same_draws_on_both_sides(mode):
+    dims = {"x": {0: torch.export.Dim("batch", min=2, max=16)}}
+    outcome = exportcore.check(NoisyHead(), (torch.randn(4, 8),), mode=mode, dynamic_shapes=dims)
+    assert outcome.status == "passed", outcome.failure
