@@ -113,25 +113,33 @@ def seed_rng(seed: int) -> None:
     """Seed torch's random numbers for one run, as ``torch.manual_seed`` does."""
     import torch
 
-    if _cpu_only():
+    backend = torch._C._get_privateuse1_backend_name()
+    if _cpu_only(backend, hasattr(torch, backend)):
         torch.random.default_generator.manual_seed(seed)
     else:
         torch.manual_seed(seed)
 
 
 @functools.cache
-def _cpu_only() -> bool:
+def _cpu_only(backend: str, backend_module: bool) -> bool:
     # torch.manual_seed also queues the seed for each accelerator not started yet, and formats the
     # caller's stack for each queued call (torch.cuda._lazy_call): about 1 ms under pytest's and
     # hypothesis's hundred frames, once per eager or program run of a check. A process with no
-    # accelerator and no custom device backend never starts one: the CPU generator is the only one
-    # a run can draw from, so seeding it alone is the same seeding.
+    # accelerator, no MPS build and no custom device backend never starts one: the CPU generator is
+    # the only one a run can draw from, so seeding it alone is the same seeding. Keyed by the
+    # custom backend's name and whether torch has its module, so a backend registered later (by a
+    # plugin a later fixture imports) is seeded from then on. Anything unexpected: torch's way.
     import torch
 
-    accelerator = getattr(torch, "accelerator", None)
-    if accelerator is None or accelerator.is_available() or torch.cuda.is_available():
+    if backend != "privateuseone" or backend_module or getattr(torch._C, "_has_mps", False):
         return False
-    return torch._C._get_privateuse1_backend_name() == "privateuseone"
+    try:
+        if torch.cuda.is_available():  # first: it honours PYTORCH_NVML_BASED_CUDA_CHECK
+            return False
+        accelerator = getattr(torch, "accelerator", None)
+        return accelerator is not None and not accelerator.is_available()
+    except Exception:  # noqa: BLE001 - a backend half set up: leave the seeding to torch.manual_seed
+        return False
 
 
 def run_inference(fn: Callable[..., Any], args: tuple, kwargs: dict, *, seed: int) -> RunResult:

@@ -13,8 +13,9 @@ repeats: 0.1 s and 0.2 s of a 0.77 s load, and the serialize stage is a tenth of
 - ``sympify(text, locals=names)``: the parse of a text depends on the text and on what each name in
   it is bound to in ``names`` (the deserializer's symbols, which it only ever adds to, and sympy's
   functions); every other name resolves in sympy's own namespace, which a load does not change. The
-  key is the text and, for each name in it, the identity of its binding (or its absence), and the
-  memo holds those bindings, so no identity is reused while it lives. The deserializer's own
+  key is the text and, for each name in it and each name sympy's parser writes into it
+  (``Integer``, ``Symbol``, ...), the identity of its binding (or its absence), and the memo holds
+  those bindings, so no identity is reused while it lives. The deserializer's own
   bookkeeping (its symbol table, the shape environment's hints and ranges) still runs on every
   call: only the parse is skipped.
 
@@ -34,7 +35,10 @@ from typing import Any, Iterator
 
 __all__ = ["memoized_parsing"]
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = re.compile(r"[^\W\d]\w*")  # an identifier, Unicode ones included
+# Names sympy's parser writes into the text it evaluates (Integer(2), Symbol('x')): looked up in
+# ``locals`` too, so their bindings are part of the key even though the text never spells them.
+_PARSER_NAMES = ("Integer", "Float", "Rational", "Symbol", "Function")
 _lock = threading.Lock()  # one swap at a time: a nested or concurrent round trip runs unmemoized
 
 
@@ -76,7 +80,7 @@ class _Sympy(types.ModuleType):
         names = kwargs.get("locals")
         if args or len(kwargs) != 1 or type(a) is not str or type(names) is not dict:
             return self._real.sympify(a, *args, **kwargs)
-        bound = tuple(names.get(name) for name in _NAME.findall(a))
+        bound = tuple(names.get(name) for name in (*_NAME.findall(a), *_PARSER_NAMES))
         key = (a, tuple(id(obj) for obj in bound))
         hit = self._memo.get(key)
         if hit is None:
@@ -95,14 +99,14 @@ def memoized_parsing() -> Iterator[None]:
     real_typing, real_sympy = getattr(serialize, "typing", None), getattr(serialize, "sympy", None)
     usable = (isinstance(real_typing, types.ModuleType) and real_typing.__name__ == "typing"
               and isinstance(real_sympy, types.ModuleType) and real_sympy.__name__ == "sympy")
-    if not usable or not _lock.acquire(blocking=False):
-        yield
-        return
+    acquired = False
     try:
-        serialize.typing, serialize.sympy = _Typing(real_typing), _Sympy(real_sympy)
-        try:
-            yield
-        finally:
-            serialize.typing, serialize.sympy = real_typing, real_sympy
+        # acquired inside the try: a timeout's signal between the two would otherwise keep the lock
+        acquired = usable and _lock.acquire(blocking=False)
+        if acquired:
+            serialize.typing, serialize.sympy = _Typing(real_typing), _Sympy(real_sympy)
+        yield
     finally:
-        _lock.release()
+        if acquired:
+            serialize.typing, serialize.sympy = real_typing, real_sympy
+            _lock.release()

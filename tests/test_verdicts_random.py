@@ -84,3 +84,25 @@ def test_a_model_drawing_random_numbers_in_forward_gets_the_same_draws_on_both_s
     dims = {"x": {0: torch.export.Dim("batch", min=2, max=16)}}
     outcome = exportcore.check(NoisyHead(), (torch.randn(4, 8),), mode=mode, dynamic_shapes=dims)
     assert outcome.status == "passed", outcome.failure
+
+
+def test_a_custom_device_backend_is_seeded_as_torch_seeds_it_even_when_registered_later(tmp_path):
+    # In a fresh process: renaming the privateuse1 backend cannot be undone in this one.
+    from processes import last_lines
+
+    script = """
+    import types, torch
+    from exportcore.execute import seed_rng
+    seed_rng(0)  # before any backend: the CPU generator alone
+    torch.utils.rename_privateuse1_backend("foo")
+    seeds = []
+    mod = types.ModuleType("torch.foo")  # half set up: no is_available, no device_count
+    mod._is_in_bad_fork = lambda: False
+    mod.manual_seed_all = seeds.append
+    torch._register_device_module("foo", mod)
+    seed_rng(123)
+    ours = torch.randn(3)
+    torch.manual_seed(123)
+    print(seeds, torch.equal(ours, torch.randn(3)))
+    """
+    assert last_lines(script, tmp_path, runs=1) == ["[123, 123] True"]
