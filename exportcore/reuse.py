@@ -73,7 +73,7 @@ def key_of(run: Run) -> str | None:
     options = (
         settings, family, run.outcome.case_id, type(run.model).__module__, type(run.model).__qualname__,
         sorted(run.checks), run.rtol, run.atol, run.examples, run.seed, run.findings_as_errors, run.device,
-        repr(run.hypothesis_settings), getattr(run.spec, "budget", None), run.outcome.declared,
+        _draw_settings(run), getattr(run.spec, "budget", None), run.outcome.declared,
     )
     try:
         text = structure(run.ep)
@@ -117,6 +117,19 @@ def _value_parts(run: Run) -> tuple[str | None, ...]:
             state_digest(run.model),
         )
     return run.value_parts
+
+
+def _draw_settings(run: Run) -> str:
+    """The hypothesis settings the drawn shapes run under, as exportcore.shapes.explore builds them.
+
+    Not the profile as given: its example database is a folder under the checkout, so a result
+    cache restored into another folder (a CI runner with another workspace path, a second
+    worktree) would never match; and explore replaces the database, deadline and verbosity,
+    which draw nothing.
+    """
+    from exportcore.shapes.explore import hypothesis_settings
+
+    return repr(hypothesis_settings(run.examples, run.hypothesis_settings))
 
 
 def lookup(run: Run, key: str | None) -> Donation | None:

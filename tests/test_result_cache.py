@@ -133,6 +133,22 @@ def test_anything_not_proven_the_same_runs_in_full(tmp_path, monkeypatch, change
     assert RUN_STEPS <= set(again.timings)
 
 
+def test_the_draws_settings_decide_not_the_folder_hypothesis_keeps_examples_in(tmp_path) -> None:
+    # The profile's example database is a folder under the checkout: an entry written in one folder
+    # is served in another (a CI runner's other workspace, a second worktree), and a deadline the
+    # drawn shapes do not run under changes nothing; a setting that changes the draws is not served.
+    from hypothesis import settings
+    from hypothesis.database import DirectoryBasedExampleDatabase
+
+    cache = ResultCache(tmp_path / "cache")
+    here = settings(database=DirectoryBasedExampleDatabase(str(tmp_path / "a" / ".hypothesis")))
+    assert check(cache, hypothesis_settings=here).status == "passed"
+    moved = settings(here, database=DirectoryBasedExampleDatabase(str(tmp_path / "b" / ".hypothesis")), deadline=None)
+    assert served(check(cache, hypothesis_settings=moved))
+    other = check(cache, hypothesis_settings=settings(here, derandomize=True))
+    assert other.status == "passed" and not served(other) and RUN_STEPS <= set(other.timings)
+
+
 def _global_hook() -> None:
     torch.nn.modules.module.register_module_forward_hook(lambda module, args, output: output)
 

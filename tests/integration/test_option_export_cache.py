@@ -1,8 +1,18 @@
-"""--export-cache: a rerun of an unchanged suite takes the earlier run's results; every way to turn it off works."""
+"""--export-cache: a rerun of an unchanged suite takes the earlier run's results; every way to turn it off works.
+
+One cold session per worker writes the cache (``cold_run``); each test copies its folder into its
+own, which is another checkout in another place: the rerun must still be served there (a CI cache
+action restores the folder into whatever workspace the runner has).
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -41,8 +51,33 @@ def test_branch():
 def records(pytester, *args: str) -> dict[tuple[str, str], tuple[str, str | None]]:
     result = pytester.runpytest_subprocess("--export-report=r.json", *args)
     assert result.ret == 0, result.stdout.str()
-    report = json.loads((pytester.path / "r.json").read_text())
-    return {(r["case"], r["mode"]): (r["verdict"], r["outcome"]["reused_from"]) for r in report["records"]}
+    return read(pytester.path / "r.json")
+
+
+def read(report: Path) -> dict[tuple[str, str], tuple[str, str | None]]:
+    data = json.loads(report.read_text())
+    return {(r["case"], r["mode"]): (r["verdict"], r["outcome"]["reused_from"]) for r in data["records"]}
+
+
+@pytest.fixture(scope="module")
+def cold_run(tmp_path_factory) -> tuple[Path, dict]:
+    """A cold session of SUITE run as a user runs it: its folder (the cache it wrote inside) and its records."""
+    home = tmp_path_factory.mktemp("cold-checkout")
+    (home / "test_models.py").write_text(SUITE)
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    basetemp = tmp_path_factory.mktemp("cold-basetemp")
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--export-report=r.json", f"--basetemp={basetemp}"],
+                          cwd=home, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return home, read(home / "r.json")
+
+
+@pytest.fixture
+def warm_checkout(pytester, cold_run) -> dict:
+    """The cold run's folder copied into this test's (another path); return the cold run's records."""
+    home, cold = cold_run
+    shutil.copytree(home, pytester.path, dirs_exist_ok=True)
+    return cold
 
 
 def from_cache(got: dict) -> set[tuple[str, str]]:
@@ -53,9 +88,8 @@ def verdicts(got: dict) -> dict:
     return {key: verdict for key, (verdict, _) in got.items()}
 
 
-def test_a_rerun_is_served_from_the_cache_with_the_same_verdicts(pytester) -> None:
-    pytester.makepyfile(test_models=SUITE)
-    cold = records(pytester)
+def test_a_rerun_in_another_checkout_is_served_from_the_cache_with_the_same_verdicts(pytester, warm_checkout) -> None:
+    cold = warm_checkout
     warm = records(pytester)
     assert verdicts(warm) == verdicts(cold) == {
         ("test_models.py::test_mlp", "strict"): "passed",
@@ -70,15 +104,12 @@ def test_a_rerun_is_served_from_the_cache_with_the_same_verdicts(pytester) -> No
 
 @pytest.mark.parametrize("off", [["--export-cache=off"], ["--cache-clear"], ["-p", "no:cacheprovider"],
                                  ["--export-no-reuse"], ["--export-cache=write"]])
-def test_every_way_to_turn_it_off(pytester, off: list[str]) -> None:
-    pytester.makepyfile(test_models=SUITE)
-    records(pytester)
+def test_every_way_to_turn_it_off(pytester, warm_checkout, off: list[str]) -> None:
+    # the same copied cache serves both passing pairs when nothing turns it off (the test above)
     assert from_cache(records(pytester, *off)) == set()
 
 
-def test_an_edited_model_is_rechecked_in_full(pytester) -> None:
-    pytester.makepyfile(test_models=SUITE)
-    records(pytester)
+def test_an_edited_model_is_rechecked_in_full(pytester, warm_checkout) -> None:
     pytester.makepyfile(test_models=SUITE.replace("self.lin(x).relu()", "self.lin(x).tanh()"))
     assert from_cache(records(pytester)) == set()
     assert from_cache(records(pytester)) == {("test_models.py::test_mlp", "strict"),
