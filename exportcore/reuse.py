@@ -125,11 +125,15 @@ def _draw_settings(run: Run) -> str:
     Not the profile as given: its example database is a folder under the checkout, so a result
     cache restored into another folder (a CI runner with another workspace path, a second
     worktree) would never match; and explore replaces the database, deadline and verbosity,
-    which draw nothing.
+    which draw nothing. The number of examples is the run's own option (``run.examples``, 0 when
+    nothing is drawn), next to this in the key.
     """
     from exportcore.shapes.explore import hypothesis_settings
 
-    return repr(hypothesis_settings(run.examples, run.hypothesis_settings))
+    try:
+        return repr(hypothesis_settings(1, run.hypothesis_settings))
+    except Exception:  # noqa: BLE001 - settings explore could not run under: the profile as given
+        return repr(run.hypothesis_settings)
 
 
 def lookup(run: Run, key: str | None) -> Donation | None:
