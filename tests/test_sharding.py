@@ -9,6 +9,9 @@ import pytest
 
 from pytest_export.distributed.sharding import assign
 
+# Process, file and report machinery: the same on any torch (.ci/run's oldest-torch step leaves it out).
+pytestmark = pytest.mark.machinery
+
 SUITE = """
 import pytest
 import torch

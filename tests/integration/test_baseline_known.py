@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+# Process, file and report machinery: the same on any torch (.ci/run's oldest-torch step leaves it out).
+pytestmark = pytest.mark.machinery
+
 SUITE = """
 import pytest
 import torch

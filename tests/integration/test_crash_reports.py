@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and locks")
+pytestmark = [pytest.mark.machinery, pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals and locks")]
 
 TESTS = """
     import ctypes

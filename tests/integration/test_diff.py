@@ -18,6 +18,9 @@ from pytest_export.__main__ import main
 from pytest_export.results.diff import diff_reports
 from pytest_export.results.report import load_report
 
+# Process, file and report machinery: the same on any torch (.ci/run's oldest-torch step leaves it out).
+pytestmark = pytest.mark.machinery
+
 MODELS = '''
 import pytest
 import torch

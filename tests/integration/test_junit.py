@@ -6,6 +6,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+# Process, file and report machinery: the same on any torch (.ci/run's oldest-torch step leaves it out).
+pytestmark = pytest.mark.machinery
+
 
 def test_junit_properties(project, canned):
     canned({"test_canned_fails": ("failed", "torch.dynamic-shape")})

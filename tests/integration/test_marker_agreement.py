@@ -10,6 +10,9 @@ import json
 
 import pytest
 
+# Process, file and report machinery: the same on any torch (.ci/run's oldest-torch step leaves it out).
+pytestmark = pytest.mark.machinery
+
 TESTS = """
     import pytest
     import torch

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+# Process, file and report machinery: the same on any torch (.ci/run's oldest-torch step leaves it out).
+pytestmark = pytest.mark.machinery
+
 RUNS = {"serial": (), "xdist": ("-p", "xdist", "-n", "2", "-p", "no:benchmark")}
 
 

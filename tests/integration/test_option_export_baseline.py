@@ -8,6 +8,9 @@ import pytest
 
 from pytest_export.results.report import load_report
 
+# Process, file and report machinery: the same on any torch (.ci/run's oldest-torch step leaves it out).
+pytestmark = pytest.mark.machinery
+
 TESTS = """
 import pytest
 from models import lin_case

@@ -11,6 +11,9 @@ import pytest
 from pytest_export.__main__ import main
 from pytest_export.results.report import load_report, report_document
 
+# Process, file and report machinery: the same on any torch (.ci/run's oldest-torch step leaves it out).
+pytestmark = pytest.mark.machinery
+
 REAL = """
 import pytest
 from models import DataDependent, lin_case

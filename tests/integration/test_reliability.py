@@ -11,6 +11,9 @@ import pytest
 
 from exportdb.registry import installed_torch
 
+# Process, file and report machinery: the same on any torch (.ci/run's oldest-torch step leaves it out).
+pytestmark = pytest.mark.machinery
+
 # torch before 2.9 refuses an in-place update of a parameter under no_grad while exporting ("a leaf
 # Variable that requires grad is being used in an in-place operation"; measured on 2.6 to 2.9):
 # the Vandal case then fails at capture, a true verdict, and its state must still not leak.

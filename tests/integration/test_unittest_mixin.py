@@ -6,6 +6,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
+# Process, file and report machinery: the same on any torch (.ci/run's oldest-torch step leaves it out).
+pytestmark = pytest.mark.machinery
+
 SUITE = """
 import unittest
 

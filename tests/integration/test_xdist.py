@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 
+# Process, file and report machinery: the same on any torch (.ci/run's oldest-torch step leaves it out).
+pytestmark = pytest.mark.machinery
+
 pytest.importorskip("xdist")
 
 TESTS = """
