@@ -24,6 +24,7 @@ class GlobalState:
 
     torch_rng: Any = None
     cuda_rng: Any = None
+    cuda_queued_seeds: dict[str, Any] | None = None  # CUDA not started: the seeds torch queued for its start
     py_rng: Any = None
     default_dtype: Any = None
     grad_enabled: bool = True
@@ -45,12 +46,15 @@ class GlobalState:
 
         from exportcore.backend_flags import AutocastState, BackendFlags
 
-        cuda = None
+        cuda = queued = None
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             cuda = torch.cuda.get_rng_state_all()
+        elif not torch.cuda.is_initialized():
+            queued = _queued_cuda_seeds()
         return cls(
             torch_rng=torch.get_rng_state(),
             cuda_rng=cuda,
+            cuda_queued_seeds=queued,
             py_rng=random.getstate(),
             default_dtype=torch.get_default_dtype(),
             grad_enabled=torch.is_grad_enabled(),
@@ -73,6 +77,8 @@ class GlobalState:
         torch.set_rng_state(self.torch_rng)
         if self.cuda_rng is not None:
             torch.cuda.set_rng_state_all(self.cuda_rng)
+        if self.cuda_queued_seeds is not None:
+            _restore_queued_cuda_seeds(self.cuda_queued_seeds)
         random.setstate(self.py_rng)
         torch.set_default_dtype(self.default_dtype)
         torch.set_grad_enabled(self.grad_enabled)
@@ -165,6 +171,40 @@ def _module_hook_tables() -> list[tuple[str, Any]]:
 
 def _copy(value: Any) -> Any:
     return type(value)(value) if isinstance(value, dict) else value
+
+
+def _queued_cuda_seeds() -> dict[str, Any] | None:
+    """The seeds torch keeps for CUDA's start (``torch.cuda._lazy_seed_tracker``), None where it has none.
+
+    Before CUDA starts, ``torch.manual_seed`` does not seed it: it queues the seed, and only the
+    latest one stays. A run's own seeding (torch.manual_seed where a GPU could start) would
+    replace the user's, so a user who seeds, runs a check and then starts CUDA would draw from
+    the check's seed.
+    """
+    import torch
+
+    tracker = getattr(torch.cuda, "_lazy_seed_tracker", None)
+    if tracker is None or not isinstance(getattr(tracker, "__dict__", None), dict):
+        return None
+    saved = dict(vars(tracker))
+    if isinstance(saved.get("call_order"), list):
+        saved["call_order"] = list(saved["call_order"])
+    return saved
+
+
+def _restore_queued_cuda_seeds(saved: dict[str, Any]) -> None:
+    import torch
+
+    tracker = torch.cuda._lazy_seed_tracker
+    if not torch.cuda.is_initialized():
+        vars(tracker).update(saved)
+        return
+    # CUDA started during the case and took the seeds queued then, the case's last: seed it as
+    # the user's own queued seeds would have when it started, in their order. (With none queued
+    # it keeps the case's: torch's default seed for a fresh start is not reachable from Python.)
+    for call in saved.get("call_order") or ():
+        if call:
+            call[0]()
 
 
 def _config_modules() -> list[tuple[str, Any]]:

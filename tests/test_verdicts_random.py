@@ -106,3 +106,39 @@ def test_a_custom_device_backend_is_seeded_as_torch_seeds_it_even_when_registere
     print(seeds, torch.equal(ours, torch.randn(3)))
     """
     assert last_lines(script, tmp_path, runs=1) == ["[123, 123] True"]
+
+
+def test_a_cuda_seed_the_user_queued_before_cuda_started_survives_a_check(monkeypatch):
+    # Where a GPU can start, a run seeds with torch.manual_seed, which queues its seed for CUDA's
+    # start and drops the user's queued one. This machine need not have a GPU: torch queues the
+    # seed all the same while CUDA has not started.
+    from exportcore import execute
+
+    if torch.cuda.is_initialized() or not hasattr(torch.cuda, "_lazy_seed_tracker"):
+        pytest.skip("CUDA already started, or a torch without a queue of seeds for its start")
+    monkeypatch.setattr(execute, "_cpu_only", lambda *key: False)  # torch's way, as on a GPU machine
+    torch.manual_seed(4321)
+    tracker = torch.cuda._lazy_seed_tracker
+    queued = (tracker.manual_seed_all_cb, list(tracker.call_order))
+    outcome = exportcore.check(NoisyHead(), (torch.randn(4, 8),), mode="non_strict", examples=2)
+    assert outcome.status == "passed", outcome.failure
+    assert (tracker.manual_seed_all_cb, tracker.call_order) == queued
+
+
+def test_cuda_started_during_a_check_is_seeded_with_the_seeds_the_user_queued(monkeypatch):
+    # CUDA took the check's queued seed when it started; afterwards it must stand where the
+    # user's queued seeds would have put it at its start. (Started is simulated: this machine
+    # need not have a GPU, and a seed callback of torch's is a no-op without one.)
+    from exportcore.isolation import GlobalState
+
+    if torch.cuda.is_initialized() or not hasattr(torch.cuda, "_lazy_seed_tracker"):
+        pytest.skip("CUDA already started, or a torch without a queue of seeds for its start")
+    seeded: list[str] = []
+    tracker = torch.cuda._lazy_seed_tracker
+    monkeypatch.setattr(tracker, "call_order", [(lambda: seeded.append("seed"), []),
+                                                (lambda: seeded.append("seed_all"), [])])
+    before = GlobalState.capture()
+    monkeypatch.setattr(tracker, "call_order", [None, (lambda: seeded.append("the check's"), [])])
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    before.restore()
+    assert seeded == ["seed", "seed_all"]
