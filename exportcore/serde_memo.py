@@ -42,16 +42,20 @@ _PARSER_NAMES = ("Integer", "Float", "Rational", "Symbol", "Function")
 _lock = threading.Lock()  # one swap at a time: a nested or concurrent round trip runs unmemoized
 
 
-class _Typing(types.ModuleType):
-    """``typing`` with a memoized ``get_type_hints``; every other attribute is typing's own."""
+class _Proxy(types.ModuleType):
+    """A module standing in for ``real``: its own memo, and every attribute it does not define is real's."""
 
     def __init__(self, real: types.ModuleType) -> None:
         super().__init__(real.__name__)
         self._real = real
-        self._memo: dict[tuple, tuple[dict, Any, Any]] = {}
+        self._memo: dict[tuple, Any] = {}
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._real, name)
+
+
+class _Typing(_Proxy):
+    """``typing`` with a memoized ``get_type_hints``; every other attribute is typing's own."""
 
     def get_type_hints(self, obj: Any, globalns: Any = None, localns: Any = None, include_extras: bool = False) -> dict:
         try:
@@ -65,16 +69,8 @@ class _Typing(types.ModuleType):
         return dict(hit[0])
 
 
-class _Sympy(types.ModuleType):
+class _Sympy(_Proxy):
     """``sympy`` with ``sympify(text, locals=...)`` memoized by the text and its names' bindings."""
-
-    def __init__(self, real: types.ModuleType) -> None:
-        super().__init__(real.__name__)
-        self._real = real
-        self._memo: dict[tuple, tuple[Any, tuple]] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
 
     def sympify(self, a: Any, *args: Any, **kwargs: Any) -> Any:
         names = kwargs.get("locals")
