@@ -137,6 +137,8 @@ def test_the_draws_settings_decide_not_the_folder_hypothesis_keeps_examples_in(t
     # The profile's example database is a folder under the checkout: an entry written in one folder
     # is served in another (a CI runner's other workspace, a second worktree), and a deadline the
     # drawn shapes do not run under changes nothing; a setting that changes the draws is not served.
+    # The base is the loaded profile, whatever it is: with CI set hypothesis loads its "ci" profile,
+    # which already derandomizes, so the changed setting is the opposite of the profile's own.
     from hypothesis import settings
     from hypothesis.database import DirectoryBasedExampleDatabase
 
@@ -145,7 +147,7 @@ def test_the_draws_settings_decide_not_the_folder_hypothesis_keeps_examples_in(t
     assert check(cache, hypothesis_settings=here).status == "passed"
     moved = settings(here, database=DirectoryBasedExampleDatabase(str(tmp_path / "b" / ".hypothesis")), deadline=None)
     assert served(check(cache, hypothesis_settings=moved))
-    other = check(cache, hypothesis_settings=settings(here, derandomize=True))
+    other = check(cache, hypothesis_settings=settings(here, derandomize=not here.derandomize))
     assert other.status == "passed" and not served(other) and RUN_STEPS <= set(other.timings)
 
 
