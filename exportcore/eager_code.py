@@ -34,7 +34,7 @@ from typing import Any, Callable, TypeVar
 
 from exportcore.python_state import Reader
 
-__all__ = ["recorded", "CodeRecord", "described", "source_block", "globals_read", "versioned", "TORCH_DEPENDENCIES"]
+__all__ = ["recorded", "CodeRecord", "described", "source_block", "globals_read", "versioned", "roots", "TORCH_DEPENDENCIES"]
 
 #: torch's own dependencies (and numpy, which it calls when present), left out like torch: the
 #: identity names their versions (exportcore.result_cache.LIBRARIES). torch calls into them lazily,
@@ -124,7 +124,7 @@ def _aside(code: types.CodeType) -> bool:
     eager) calls into sympy in an order that follows string hashing, different in every process.
     Neither is the model's behaviour, and recording them would make every digest a new one.
     """
-    return code.co_name == "<module>" or code.co_filename.startswith(_roots()[3])
+    return code.co_name == "<module>" or code.co_filename.startswith(roots()[3])
 
 
 def _describe(code: types.CodeType, found: dict[str, Any], cells: dict[str, Any], reader: Reader) -> str:
@@ -215,7 +215,7 @@ _STAMPS: dict[str, int] = {}
 
 def versioned(filename: str) -> bool:
     """Whether code in ``filename`` is named by a version the identity holds: torch's, the stdlib's, the engine's."""
-    versioned, installed, stdlib, _ = _roots()
+    versioned, installed, stdlib, _ = roots()
     if filename.startswith(versioned):
         return True
     # site-packages may sit inside the stdlib's folder (a Python without a virtualenv): libraries there
@@ -239,7 +239,8 @@ def _location(name: str) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _roots() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+def roots() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Return the folders (versioned: torch's, its dependencies', the engine's; installed; stdlib; machinery)."""
     import torch
 
     def folders(*paths: str) -> tuple[str, ...]:

@@ -157,9 +157,11 @@ def _identity(run: Run, key: str | None) -> str | None:
     digest = digest_of(run)
     if digest is None:
         return None
+    from exportcore.native_code import native_code
     from exportcore.result_cache import environment
 
-    return f"{key}|{digest}|{run.eager_code}|{environment()}"
+    # and the native code no version names (a custom op's kernel built in the user's tree)
+    return f"{key}|{digest}|{run.eager_code}|{environment()}|{native_code()}"
 
 
 def _cached(run: Run, key: str | None) -> Donation | None:

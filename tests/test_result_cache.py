@@ -151,6 +151,67 @@ def test_the_draws_settings_decide_not_the_folder_hypothesis_keeps_examples_in(t
     assert other.status == "passed" and not served(other) and RUN_STEPS <= set(other.timings)
 
 
+
+def _native_libraries(count: int) -> list[str]:
+    """Files of ``count`` different small native libraries (the stdlib's extension modules) to load by ctypes."""
+    import importlib
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    found = []
+    for name in ("_bisect", "_heapq", "_json", "_random", "_struct", "array", "_csv", "_contextvars"):
+        try:
+            path = getattr(importlib.import_module(name), "__file__", None) or ""
+        except ImportError:
+            continue
+        if path.endswith(tuple(EXTENSION_SUFFIXES)):
+            found.append(path)
+    if len(found) < count:
+        pytest.skip("this Python has its small extension modules built in: no native library to copy")
+    return found[:count]
+
+
+def test_a_native_kernel_rebuilt_in_the_users_tree_is_not_served_its_old_results(tmp_path) -> None:
+    # A custom op's kernel built in place (pip install -e ., cpp_extension.load, ctypes): no version names
+    # it, and a rebuild may change only what the drawn shapes see. Here any library mapped from a folder
+    # of the user's stands for it (copies of the stdlib's extension modules, loaded and never called).
+    import ctypes
+    import shutil
+
+    first, second = _native_libraries(2)
+    cache = ResultCache(tmp_path / "cache")
+    assert check(cache).status == "passed"
+    build = tmp_path / "build"
+    build.mkdir()
+    kernel = build / "libkernel.so"
+    shutil.copy(first, kernel)
+    ctypes.CDLL(str(kernel))
+    loaded = check(cache)
+    assert loaded.status == "passed" and not served(loaded) and RUN_STEPS <= set(loaded.timings)
+    assert served(check(cache))  # the same library, the same bytes: the entry just written serves
+    rebuilt = build / "libkernel.so.new"
+    shutil.copy(second, rebuilt)
+    rebuilt.replace(kernel)  # a rebuild replaces the file; the process still maps the old one too
+    ctypes.CDLL(str(kernel))
+    again = check(cache)
+    assert again.status == "passed" and not served(again) and RUN_STEPS <= set(again.timings)
+
+
+def test_a_native_library_is_named_by_its_content_not_where_the_checkout_built_it(tmp_path) -> None:
+    import shutil
+
+    from exportcore import native_code
+
+    first, second = _native_libraries(2)
+    here, there, other = tmp_path / "a" / "libkernel.so", tmp_path / "b" / "libkernel.so", tmp_path / "c" / "libkernel.so"
+    for path, source in ((here, first), (there, first), (other, second)):
+        path.parent.mkdir()
+        shutil.copy(source, path)
+    assert native_code._digest(frozenset({str(here)})) == native_code._digest(frozenset({str(there)}))
+    assert native_code._digest(frozenset({str(here)})) != native_code._digest(frozenset({str(other)}))
+    # torch's own libraries are named by its version: a session that loads nothing of its own has none
+    torch_libraries = [path for path in native_code.loaded_libraries() if "/torch/lib/" in path]
+    assert torch_libraries and all(native_code._named_elsewhere(path) for path in torch_libraries)
+
 def _global_hook() -> None:
     torch.nn.modules.module.register_module_forward_hook(lambda module, args, output: output)
 
