@@ -77,6 +77,9 @@ class Run:
     #: exportcore.reuse's by-value digests of this walk (model, constants, inputs, eager's answer), once
     #: computed: none of them changes during a walk, and hashing a large model twice is not free.
     value_parts: tuple[str | None, ...] | None = None
+    #: exportcore.reuse's cache identity, once taken (at lookup, before the program-only steps): the
+    #: entry stored after the walk is the one a later lookup at that same point finds
+    identity: str | None = None
     #: A target's program under test, its loaded artifact: an exportcore.programs.RuntimeSide (set by
     #: exportcore.stages.runtime; typed Any because exportcore.programs reads this module).
     runtime: Any = None

@@ -154,6 +154,8 @@ def _identity(run: Run, key: str | None) -> str | None:
     # differ at shapes the examples do not show; within one process it is the same code.
     if key is None or run.cache is None or run.inputs is not None or run.eager_code is None:
         return None
+    if run.identity is not None and run.identity.startswith(f"{key}|"):
+        return run.identity
     digest = digest_of(run)
     if digest is None:
         return None
@@ -161,7 +163,8 @@ def _identity(run: Run, key: str | None) -> str | None:
     from exportcore.result_cache import environment
 
     # and the native code no version names (a custom op's kernel built in the user's tree)
-    return f"{key}|{digest}|{run.eager_code}|{environment()}|{native_code()}"
+    run.identity = f"{key}|{digest}|{run.eager_code}|{environment()}|{native_code()}"
+    return run.identity
 
 
 def _cached(run: Run, key: str | None) -> Donation | None:
