@@ -34,7 +34,7 @@ from typing import Any, Callable, TypeVar
 
 from exportcore.python_state import Reader
 
-__all__ = ["recorded", "CodeRecord", "described", "source_block", "globals_read", "versioned", "roots", "TORCH_DEPENDENCIES"]
+__all__ = ["recorded", "CodeRecord", "described", "source_block", "globals_read", "versioned", "roots", "distribution", "TORCH_DEPENDENCIES"]
 
 #: torch's own dependencies (and numpy, which it calls when present), left out like torch: the
 #: identity names their versions (exportcore.result_cache.LIBRARIES). torch calls into them lazily,
@@ -110,6 +110,10 @@ class CodeRecord:
         reader = Reader(sys.modules.get("torch"))
         parts = sorted({part for code, found, cells in self.seen.values() if not versioned(code.co_filename)
                         for part in [_describe(code, found, cells, reader)] if part})
+        # An installed library's native kernels (torchvision's, torch_scatter's) change with its version
+        # and may leave every line of its Python the same: the versions of those eager ran code of.
+        parts += sorted({found for code, _, _ in self.seen.values() for found in [distribution(code.co_filename)]
+                         if found})
         digest = hashlib.blake2b(digest_size=16)
         for part in parts:
             digest.update(part.encode("utf-8", "surrogatepass"))
@@ -221,6 +225,28 @@ def versioned(filename: str) -> bool:
     # site-packages may sit inside the stdlib's folder (a Python without a virtualenv): libraries there
     # (transformers, timm, torchvision) are versioned by nothing the identity holds.
     return filename.startswith(stdlib) and not filename.startswith(installed)
+
+
+def distribution(filename: str) -> str | None:
+    """``name==version`` of the installed distribution ``filename`` belongs to (by its top-level package), or None."""
+    _, installed, _, _ = roots()
+    for folder in installed:
+        if filename.startswith(folder) and not versioned(filename):
+            top = filename[len(folder):].split(os.sep, 1)[0]
+            return _top_level_version(top.removesuffix(".py"))
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _top_level_version(top: str) -> str | None:
+    # The distribution named like its package (torchvision, transformers, timm, torch_scatter); one named
+    # otherwise is not looked up (``packages_distributions`` reads every installed package: a second).
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"{top}=={version(top)}"
+    except (PackageNotFoundError, ValueError):
+        return None
 
 
 def _location(name: str) -> str:

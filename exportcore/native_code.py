@@ -11,10 +11,10 @@ process from outside torch, its dependencies, installed distributions, the Pytho
 and the system's library folders. Named by file name and content, not path: a CI checkout in
 another folder builds the same bytes to another place.
 
-Installed distributions' native code (torchvision's kernels) is left out like their Python is
-not: by then which libraries a process has loaded depends on which tests ran before in it, and
-the identity would differ between xdist workers. Their upgrades still change the source of the
-Python code eager runs through them in most releases; see docs/how-it-works.md.
+Installed distributions' native code (torchvision's kernels) is left out here: which of their
+libraries a process has loaded depends on which tests ran before in it, and the identity would
+differ between xdist workers. It is named by version instead: the distributions whose Python eager
+ran (exportcore.eager_code.distribution).
 """
 
 from __future__ import annotations

@@ -142,6 +142,41 @@ def test_torchs_dependencies_are_named_by_their_versions_not_recorded() -> None:
     assert f"sympy {sympy.__version__}" in environment() and "typing_extensions " in environment()
 
 
+
+def test_an_installed_librarys_version_is_part_of_the_code_eager_ran(monkeypatch) -> None:
+    # Its native kernels (torchvision's, torch_scatter's) change with its version, maybe with every
+    # line of its Python the same; the user's own code is named by source, never looked up.
+    import importlib.metadata
+
+    torchvision = pytest.importorskip("torchvision")
+    from exportcore import eager_code
+
+    model = torchvision.ops.FrozenBatchNorm2d(4).eval()  # its forward is torchvision's own Python
+    x = torch.randn(1, 4, 2, 2)
+    call = functools.partial(model, x)  # one callable: a second lambda would be other source
+    _, before = eager_code.recorded(call)
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version",
+                        lambda name: "0.0.0+rebuilt" if name == "torchvision" else real(name))
+    eager_code._top_level_version.cache_clear()
+    try:
+        _, upgraded = eager_code.recorded(call)
+    finally:
+        eager_code._top_level_version.cache_clear()
+    assert before is not None and upgraded is not None and before != upgraded
+
+
+def test_only_installed_libraries_are_named_by_version() -> None:
+    import importlib.metadata
+
+    torchvision = pytest.importorskip("torchvision")
+    from exportcore.eager_code import distribution
+
+    assert distribution(torchvision.ops.FrozenBatchNorm2d.forward.__code__.co_filename) == \
+        f"torchvision=={importlib.metadata.version('torchvision')}"
+    # the user's own code is named by its source; torch's by the version the identity already holds
+    assert distribution(__file__) is None and distribution(torch.__file__) is None
+
 def make_chunked(limit: int) -> type:
     """A model class from a factory: ``limit`` lives in forward's closure, not in the module or the model."""
 
