@@ -34,7 +34,10 @@ from typing import Any, Callable, TypeVar
 
 from exportcore.python_state import Reader
 
-__all__ = ["recorded", "CodeRecord", "described", "source_block", "globals_read", "versioned", "roots", "distribution", "TORCH_DEPENDENCIES"]
+__all__ = [
+    "recorded", "CodeRecord", "described", "source_block", "globals_read", "versioned", "roots", "distribution",
+    "TORCH_DEPENDENCIES",
+]
 
 #: torch's own dependencies (and numpy, which it calls when present), left out like torch: the
 #: identity names their versions (exportcore.result_cache.LIBRARIES). torch calls into them lazily,

@@ -1,4 +1,4 @@
-"""Native code the identity names by no version: the libraries' content, so a rebuilt kernel is never served old results.
+"""Native code no version names, by its content: a rebuilt kernel is never served the old results.
 
 The result cache names the Python a case runs by its source (exportcore.eager_code), and torch,
 its dependencies and Python by their versions. A kernel compiled in the user's tree is named by
@@ -31,7 +31,7 @@ __all__ = ["native_code", "loaded_libraries"]
 #: Folders of the operating system's own libraries (libc, libstdc++, libm): they change with the
 #: machine's image, and a process loads them whatever its tests are.
 SYSTEM_FOLDERS = ("/lib/", "/lib32/", "/lib64/", "/usr/lib/", "/usr/lib32/", "/usr/lib64/", "/usr/libexec/",
-                  "/System/", "/usr/lib/system/", "/nix/store/")
+                  "/System/", "/nix/store/")
 
 
 def native_code() -> str:
@@ -39,8 +39,8 @@ def native_code() -> str:
     return _digest(frozenset(path for path in loaded_libraries() if not _named_elsewhere(path)))
 
 
-@functools.lru_cache(maxsize=16)
 def _digest(paths: frozenset[str]) -> str:
+    # Not cached by the paths: a file rewritten in place keeps its path; _file_digest's key holds its stat.
     if not paths:
         return ""
     parts = sorted(_content(path) for path in paths)

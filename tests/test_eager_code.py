@@ -142,7 +142,6 @@ def test_torchs_dependencies_are_named_by_their_versions_not_recorded() -> None:
     assert f"sympy {sympy.__version__}" in environment() and "typing_extensions " in environment()
 
 
-
 def test_an_installed_librarys_version_is_part_of_the_code_eager_ran(monkeypatch) -> None:
     # Its native kernels (torchvision's, torch_scatter's) change with its version, maybe with every
     # line of its Python the same; the user's own code is named by source, never looked up.
@@ -176,6 +175,7 @@ def test_only_installed_libraries_are_named_by_version() -> None:
         f"torchvision=={importlib.metadata.version('torchvision')}"
     # the user's own code is named by its source; torch's by the version the identity already holds
     assert distribution(__file__) is None and distribution(torch.__file__) is None
+
 
 def make_chunked(limit: int) -> type:
     """A model class from a factory: ``limit`` lives in forward's closure, not in the module or the model."""

@@ -151,7 +151,6 @@ def test_the_draws_settings_decide_not_the_folder_hypothesis_keeps_examples_in(t
     assert other.status == "passed" and not served(other) and RUN_STEPS <= set(other.timings)
 
 
-
 def _native_libraries(count: int) -> list[str]:
     """Files of ``count`` different small native libraries (the stdlib's extension modules) to load by ctypes."""
     import importlib
@@ -202,7 +201,7 @@ def test_a_native_library_is_named_by_its_content_not_where_the_checkout_built_i
     from exportcore import native_code
 
     first, second = _native_libraries(2)
-    here, there, other = tmp_path / "a" / "libkernel.so", tmp_path / "b" / "libkernel.so", tmp_path / "c" / "libkernel.so"
+    here, there, other = (tmp_path / folder / "libkernel.so" for folder in "abc")
     for path, source in ((here, first), (there, first), (other, second)):
         path.parent.mkdir()
         shutil.copy(source, path)
@@ -211,6 +210,7 @@ def test_a_native_library_is_named_by_its_content_not_where_the_checkout_built_i
     # torch's own libraries are named by its version: a session that loads nothing of its own has none
     torch_libraries = [path for path in native_code.loaded_libraries() if "/torch/lib/" in path]
     assert torch_libraries and all(native_code._named_elsewhere(path) for path in torch_libraries)
+
 
 def _global_hook() -> None:
     torch.nn.modules.module.register_module_forward_hook(lambda module, args, output: output)
