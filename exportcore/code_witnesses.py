@@ -7,9 +7,11 @@ long inputs, a custom op's Python kernel for large sizes. Edit such a function a
 at a drawn shape what a warm run would serve as the old pass. So every such function becomes a
 witness in the entry: its module, its file (relative to the module's own, so that a CI checkout
 elsewhere reads the same), its first line, the globals it reads and a digest of its source with
-their values. A later session is served the entry only if every witness still describes the same,
-read from the source file and the module as they are now; one that cannot be found again (its
-module is not loaded) also means a full run, never a guess.
+their values; for a function of an installed library (torchvision, transformers) also the library's
+version, whose native kernels may change with every line of its Python the same. A later session is
+served the entry only if every witness still describes the same, read from the source file, the
+module and the installed library as they are now; one that cannot be found again (its module is
+not loaded) also means a full run, never a guess.
 
 Left out: a witness's closure cells (the call that would show them does not happen in the later
 session) and code of torch, its dependencies, the standard library and this engine (named by
@@ -23,7 +25,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from exportcore.eager_code import CodeRecord, described, globals_read, source_block, versioned
+from exportcore.eager_code import CodeRecord, described, distribution, globals_read, source_block, versioned
 from exportcore.python_state import Reader
 
 __all__ = ["Witness", "witnesses", "hold"]
@@ -38,6 +40,9 @@ class Witness:
     line: int  # its first line
     digest: str  # exportcore.eager_code.described: the source block with the globals' values
     names: list[str] = field(default_factory=list)  # the globals it reads
+    #: ``name==version`` of the installed library it belongs to ("" for the user's own code): its native
+    #: kernels change with the version and may leave every line of its Python the same
+    version: str = ""
 
 
 def witnesses(later: CodeRecord, examples: CodeRecord) -> list[Witness] | None:
@@ -63,7 +68,7 @@ def witnesses(later: CodeRecord, examples: CodeRecord) -> list[Witness] | None:
         where = os.path.relpath(code.co_filename, os.path.dirname(os.path.abspath(home)))
         found[(module, where, code.co_firstlineno)] = Witness(
             module=module, file=where, line=code.co_firstlineno, names=names,
-            digest=described(source, names, globs, {}, reader))
+            digest=described(source, names, globs, {}, reader), version=distribution(code.co_filename) or "")
     return [found[k] for k in sorted(found)]
 
 
@@ -84,6 +89,8 @@ def hold(kept: list[Witness], model: Any) -> bool:
         filename = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(home)), witness.file))
         source = source_block(filename, witness.line)
         if source is None or described(source, witness.names, globs, {}, reader) != witness.digest:
+            return False
+        if witness.version and distribution(filename) != witness.version:
             return False
     return True
 

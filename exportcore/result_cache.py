@@ -36,7 +36,8 @@ __all__ = ["ResultCache", "CACHE_MODES", "FORMAT"]
 
 #: Bumped whenever what an entry means changes: older entries are then foreign, i.e. ignored.
 #: 2: entries name the code run beyond the examples (exportcore.code_witnesses).
-FORMAT = 2
+#: 3: and an installed library's version where that code is the library's.
+FORMAT = 3
 #: ``off``: neither read nor write; ``read``: take entries, write none (e.g. a PR job on a main
 #: branch's cache); ``write``: check in full, then store; ``on``: both.
 CACHE_MODES = ("off", "read", "write", "on")

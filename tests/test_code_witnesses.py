@@ -116,3 +116,33 @@ def test_an_unchanged_function_only_drawn_shapes_reach_is_served_in_a_new_proces
     lines = checked_twice(MODEL_IN_SESSION, "Gated", tmp_path)
     assert lines[0] == "passed None", lines[0]
     assert lines[1].startswith("passed cache: strict, "), lines[1]
+
+
+def test_an_installed_library_only_drawn_shapes_reach_is_named_by_its_version(tmp_path, monkeypatch) -> None:
+    # Past 16 rows eager runs torchvision's own Python (stochastic_depth, a no-op outside training): a
+    # rebuilt torchvision whose kernels changed may keep every line of that Python, so its version is
+    # part of the witness. The examples' record does not name it (8 rows never reach it).
+    import importlib.metadata
+
+    torchvision = pytest.importorskip("torchvision")
+    from exportcore import eager_code
+
+    class Deep(torch.nn.Module):
+        def forward(self, x):
+            if torch.compiler.is_compiling() or x.shape[0] <= 16:
+                return x.sin()
+            return torchvision.ops.stochastic_depth(x.sin(), 0.0, "row", training=False)
+
+    cache = ResultCache(tmp_path / "cache")
+    assert check(cache, Deep).status == "passed"
+    assert served(check(cache, Deep))
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version",
+                        lambda name: "0.0.0+rebuilt" if name == "torchvision" else real(name))
+    eager_code._top_level_version.cache_clear()
+    try:
+        outcome = check(cache, Deep)
+    finally:
+        monkeypatch.undo()
+        eager_code._top_level_version.cache_clear()
+    assert outcome.status == "passed" and not served(outcome)
