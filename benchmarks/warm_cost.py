@@ -8,6 +8,8 @@ side by side in one run:
 - ``cold``: the default check with an empty result cache (``-o cache_dir=`` a fresh folder);
 - ``warm``: the same again with the cache kept;
 - ``capture-only``: the floor as a whole session (below);
+- ``export-only``: the bare loop's sessions again, each (case, mode) only ``torch.export.export``-ed,
+  nothing else: the capture no proof can skip, with none of the engine around it;
 - ``edited`` (examples only): one model's code changed (test_mlp.py's activation), cache kept:
   that model must be re-checked in full, the rest served.
 
@@ -20,14 +22,15 @@ upgrade breaks, and eager's answer is part of the proof. Second, a whole session
 nothing a cache could serve (``--export-checks=state --export-cache=off``: eager, capture,
 ``ep.module()`` and the state check, the steps a warm run also runs): it pays what the first
 floor leaves out, the teardown of a process that has exported (torch's tracing state) and pytest's
-own end-of-session collection. A warm run near that session is at its floor.
+own end-of-session collection. A warm run near that session is at its floor; the ``export-only``
+session is the same floor without the engine (and without eager and the state check).
 
 It prints each session's seconds, the ratios warm/cold and warm/bare (targets: <= 0.4x and <= 0.5x),
 and checks that every (case, mode) has the same verdict cold and warm and that no record of the edited
 model came from the cache. The examples are copied to a temporary folder first; the repository is never
 edited. Targets' columns are deselected (``-k``) on every side: the bare side has no runtime to lower to.
 
-With ``--rounds R`` the bare, cold, warm and capture-only sessions run R times (alternating their
+With ``--rounds R`` the bare, cold, warm, capture-only and export-only sessions run R times (alternating their
 order; each round's cold run starts from an empty cache) and the ratios are of the medians: on a
 shared machine one session's noise is larger than the gap between warm and its floor.
 
@@ -51,6 +54,7 @@ from measure import ROOT, bench_env, machine
 
 NOT_TARGETS = "not aoti and not onnx and not executorch"
 EDITED_FILE = "test_mlp.py"
+SIDES = ("bare", "cold", "warm", "capture-only", "export-only")
 
 
 def collect_only(suite: Path, work: Path, extra: list[str]) -> float:
@@ -72,7 +76,8 @@ def always_run(report: Path) -> float:
                for r in data["records"] for stage in ("capture", "eager") if r["outcome"])
 
 
-def session(suite: Path, cache: Path, report: Path, extra: list[str], *, bare: bool = False) -> float:
+def session(suite: Path, cache: Path, report: Path, extra: list[str], *, bare: bool = False,
+            export_only: bool = False) -> float:
     """Run one pytest session over ``suite``; return its wall-clock seconds."""
     cmd = [sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:randomly", "-k", NOT_TARGETS,
            "-o", f"cache_dir={cache}", f"--export-report={report}", *extra]
@@ -80,6 +85,8 @@ def session(suite: Path, cache: Path, report: Path, extra: list[str], *, bare: b
     if bare:
         cmd += ["-p", "bare_export_plugin", "--export-cache=off"]
         env["PYTHONPATH"] = f"{ROOT / 'benchmarks'}:{env.get('PYTHONPATH', '')}"
+        if export_only:
+            env["BARE_EXPORT_ONLY"] = "1"
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=suite.parent, env=env, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
@@ -104,12 +111,12 @@ def run_suite(name: str, suite: Path, work: Path, extra: list[str], rounds: int)
 
     Return whether every invariant held.
     """
-    samples: dict[str, list[float]] = {side: [] for side in ("bare", "cold", "warm", "capture-only")}
+    samples: dict[str, list[float]] = {side: [] for side in SIDES}
     ok = True
     warm_report = work / f"{name}-warm.json"
     for round_ in range(rounds):
         cache = work / f"{name}-cache-{round_}"  # each round's cold run starts empty
-        reports = {side: work / f"{name}-{side}-{round_}.json" for side in ("bare", "cold", "capture-only")}
+        reports = {side: work / f"{name}-{side}-{round_}.json" for side in SIDES if side != "warm"}
         reports["warm"] = warm_report
         times = {
             "bare": lambda: session(suite, work / f"{name}-bare-cache", reports["bare"], extra, bare=True),
@@ -118,10 +125,12 @@ def run_suite(name: str, suite: Path, work: Path, extra: list[str], rounds: int)
             # nothing a cache could serve: eager, capture, .module() and the state check, as a warm run
             "capture-only": lambda: session(suite, work / f"{name}-capture-cache", reports["capture-only"],
                                             [*extra, "--export-checks=state", "--export-cache=off"]),
+            "export-only": lambda: session(suite, work / f"{name}-bare-cache", reports["export-only"], extra,
+                                           bare=True, export_only=True),
         }
-        order = ("bare", "cold", "warm", "capture-only")
+        order = SIDES
         if round_ % 2:
-            order = ("capture-only", "cold", "warm", "bare")
+            order = ("export-only", "capture-only", "cold", "warm", "bare")
         for side in order:
             samples[side].append(times[side]())
         timed_now = ", ".join(f"{side} {samples[side][-1]:.1f}s" for side in order)
@@ -149,7 +158,9 @@ def run_suite(name: str, suite: Path, work: Path, extra: list[str], rounds: int)
           f"{floor - fixed:.1f}s = {floor:.1f}s ({floor / seconds['cold']:.2f}x cold); the capture-only session "
           f"{seconds['capture-only']:.1f}s ({seconds['capture-only'] / seconds['cold']:.2f}x cold); "
           f"warm / capture-only: "
-          f"{seconds['warm'] / seconds['capture-only']:.2f}x", flush=True)
+          f"{seconds['warm'] / seconds['capture-only']:.2f}x; the export-only session {seconds['export-only']:.1f}s "
+          f"({seconds['export-only'] / seconds['cold']:.2f}x cold; warm / export-only: "
+          f"{seconds['warm'] / seconds['export-only']:.2f}x)", flush=True)
     print(f"{name} ratio warm / cold: {seconds['warm'] / seconds['cold']:.2f}x (target <= 0.4x); "
           f"warm / bare loop: {seconds['warm'] / seconds['bare']:.2f}x (target <= 0.5x); "
           f"cold / bare loop: {seconds['cold'] / seconds['bare']:.2f}x", flush=True)
