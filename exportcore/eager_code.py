@@ -242,14 +242,32 @@ def distribution(filename: str) -> str | None:
 
 @functools.lru_cache(maxsize=None)
 def _top_level_version(top: str) -> str | None:
-    # The distribution named like its package (torchvision, transformers, timm, torch_scatter); one named
-    # otherwise is not looked up (``packages_distributions`` reads every installed package: a second).
+    # The distribution named like its package (torchvision, transformers, timm, torch_scatter) first; a
+    # package named otherwise (PIL: pillow, cv2: opencv-python, sklearn: scikit-learn) through the table
+    # of every installed distribution's packages, read once per process and only when needed (0.1-0.2 s).
     from importlib.metadata import PackageNotFoundError, version
 
     try:
         return f"{top}=={version(top)}"
     except (PackageNotFoundError, ValueError):
-        return None
+        pass
+    found = []
+    for name in sorted(set(_owners().get(top, ()))):  # several for a namespace package (google)
+        try:
+            found.append(f"{name}=={version(name)}")
+        except (PackageNotFoundError, ValueError):
+            continue
+    return ",".join(found) or None
+
+
+@functools.lru_cache(maxsize=1)
+def _owners() -> dict[str, list[str]]:
+    from importlib.metadata import packages_distributions
+
+    try:
+        return dict(packages_distributions())
+    except Exception:  # noqa: BLE001 - a broken installed distribution's metadata: no name for these
+        return {}
 
 
 def _location(name: str) -> str:

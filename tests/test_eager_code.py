@@ -177,6 +177,17 @@ def test_only_installed_libraries_are_named_by_version() -> None:
     assert distribution(__file__) is None and distribution(torch.__file__) is None
 
 
+def test_a_library_named_otherwise_than_its_package_is_named_by_its_distribution() -> None:
+    # PIL is installed as pillow (torchvision requires it): its version is found all the same.
+    import importlib.metadata
+
+    image = pytest.importorskip("PIL.Image")
+    from exportcore.eager_code import distribution
+
+    owner = importlib.metadata.packages_distributions()["PIL"][0]
+    assert distribution(image.__file__) == f"{owner}=={importlib.metadata.version(owner)}"
+
+
 def make_chunked(limit: int) -> type:
     """A model class from a factory: ``limit`` lives in forward's closure, not in the module or the model."""
 
