@@ -253,6 +253,28 @@ def test_the_same_values_in_another_memory_layout_are_other_inputs(tmp_path) -> 
     assert again.status == "passed" and not served(again) and RUN_STEPS <= set(again.timings)
 
 
+class ConvNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x).relu()
+
+
+def test_the_same_weights_in_another_memory_layout_are_another_model(tmp_path) -> None:
+    # model.to(memory_format=torch.channels_last), an everyday speed-up, keeps every value: the
+    # programs then run (and save and load) channels_last weights, which the contiguous pass never did.
+    cache = ResultCache(tmp_path)
+    images = (torch.randn(2, 3, 6, 6, generator=torch.Generator().manual_seed(0)),)
+    assert check(cache, model(ConvNet), images).status == "passed"
+    assert served(check(cache, model(ConvNet), images))
+    channels_last = model(ConvNet).to(memory_format=torch.channels_last)
+    assert channels_last.conv.weight.stride() != model(ConvNet).conv.weight.stride()
+    again = check(cache, channels_last, images)
+    assert again.status == "passed" and not served(again) and RUN_STEPS <= set(again.timings)
+
+
 @torch.library.custom_op("pytest_export_cache::first_half", mutates_args=())
 def first_half(x: torch.Tensor) -> torch.Tensor:
     return x[: x.shape[0] // 2].clone()
