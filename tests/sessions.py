@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib.metadata
 import importlib.util
 import os
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.export import Dim
 
 import exportcore
-from exportcore import reuse, shared_programs
+from exportcore import eager_code, reuse, shared_programs
 from exportcore.result_cache import ResultCache
 
 SPEC = {"x": {0: Dim("n", min=2, max=64)}}
@@ -50,3 +52,16 @@ def warmed(tmp_path: Path, load: Callable[[Path], type]) -> tuple[ResultCache, P
     assert check(cache, load(path)).status == "passed"
     assert served(check(cache, load(path)))  # unchanged: served
     return cache, path
+
+
+@contextlib.contextmanager
+def reported_version(distribution: str, version: str) -> Iterator[None]:
+    """Inside the block the installed ``distribution`` reports ``version``: a rebuilt library, same Python."""
+    real = importlib.metadata.version
+    importlib.metadata.version = lambda name: version if name == distribution else real(name)
+    eager_code._top_level_version.cache_clear()  # the versions a process looked up are kept
+    try:
+        yield
+    finally:
+        importlib.metadata.version = real
+        eager_code._top_level_version.cache_clear()

@@ -11,7 +11,7 @@ import torch
 
 from exportcore.result_cache import ResultCache
 from processes import checked_twice
-from sessions import check, served, warmed, write_module
+from sessions import check, reported_version, served, warmed, write_module
 
 # Eager leaves the traced path past 16 rows (``is_compiling``: export takes the first branch), and
 # calls a helper the 8-row examples never reach: neither the graph nor eager's answer on the
@@ -118,14 +118,11 @@ def test_an_unchanged_function_only_drawn_shapes_reach_is_served_in_a_new_proces
     assert lines[1].startswith("passed cache: strict, "), lines[1]
 
 
-def test_an_installed_library_only_drawn_shapes_reach_is_named_by_its_version(tmp_path, monkeypatch) -> None:
+def test_an_installed_library_only_drawn_shapes_reach_is_named_by_its_version(tmp_path) -> None:
     # Past 16 rows eager runs torchvision's own Python (stochastic_depth, a no-op outside training): a
     # rebuilt torchvision whose kernels changed may keep every line of that Python, so its version is
     # part of the witness. The examples' record does not name it (8 rows never reach it).
-    import importlib.metadata
-
     torchvision = pytest.importorskip("torchvision")
-    from exportcore import eager_code
 
     class Deep(torch.nn.Module):
         def forward(self, x):
@@ -136,13 +133,6 @@ def test_an_installed_library_only_drawn_shapes_reach_is_named_by_its_version(tm
     cache = ResultCache(tmp_path / "cache")
     assert check(cache, Deep).status == "passed"
     assert served(check(cache, Deep))
-    real = importlib.metadata.version
-    monkeypatch.setattr(importlib.metadata, "version",
-                        lambda name: "0.0.0+rebuilt" if name == "torchvision" else real(name))
-    eager_code._top_level_version.cache_clear()
-    try:
+    with reported_version("torchvision", "0.0.0+rebuilt"):
         outcome = check(cache, Deep)
-    finally:
-        monkeypatch.undo()
-        eager_code._top_level_version.cache_clear()
     assert outcome.status == "passed" and not served(outcome)

@@ -12,7 +12,7 @@ import torch
 
 from exportcore.result_cache import ResultCache
 from processes import checked_twice
-from sessions import check, served, warmed, write_module
+from sessions import check, reported_version, served, warmed, write_module
 
 # Eager takes its own path under export's back (``is_compiling``), as transformers' code often does.
 # Rows past LIMIT are summed in a second chunk; the "broken" edit forgets the first chunk's carry.
@@ -142,11 +142,9 @@ def test_torchs_dependencies_are_named_by_their_versions_not_recorded() -> None:
     assert f"sympy {sympy.__version__}" in environment() and "typing_extensions " in environment()
 
 
-def test_an_installed_librarys_version_is_part_of_the_code_eager_ran(monkeypatch) -> None:
+def test_an_installed_librarys_version_is_part_of_the_code_eager_ran() -> None:
     # Its native kernels (torchvision's, torch_scatter's) change with its version, maybe with every
     # line of its Python the same; the user's own code is named by source, never looked up.
-    import importlib.metadata
-
     torchvision = pytest.importorskip("torchvision")
     from exportcore import eager_code
 
@@ -154,14 +152,8 @@ def test_an_installed_librarys_version_is_part_of_the_code_eager_ran(monkeypatch
     x = torch.randn(1, 4, 2, 2)
     call = functools.partial(model, x)  # one callable: a second lambda would be other source
     _, before = eager_code.recorded(call)
-    real = importlib.metadata.version
-    monkeypatch.setattr(importlib.metadata, "version",
-                        lambda name: "0.0.0+rebuilt" if name == "torchvision" else real(name))
-    eager_code._top_level_version.cache_clear()
-    try:
+    with reported_version("torchvision", "0.0.0+rebuilt"):
         _, upgraded = eager_code.recorded(call)
-    finally:
-        eager_code._top_level_version.cache_clear()
     assert before is not None and upgraded is not None and before != upgraded
 
 
