@@ -34,14 +34,21 @@ With ``--rounds R`` the bare, cold, warm, capture-only and export-only sessions 
 order; each round's cold run starts from an empty cache) and the ratios are of the medians: on a
 shared machine one session's noise is larger than the gap between warm and its floor.
 
-Usage: ``python benchmarks/warm_cost.py [--suite examples|exportdb|both] [-n N] [--rounds R] [--files F ...]``
-(``--files``: only these files of examples/, which must include the edited one).
+``--suite zoo`` runs the same sides over zoo models named on the command line (``--export-model``,
+no test code; ``--models`` picks them, default ZOO_MODELS: built from code with random weights,
+nothing downloaded), the scale the cache is for. Which of them pass is torch's verdict, not the
+benchmark's: a model that fails its capture is never cached and costs the same cold and warm.
+
+Usage: ``python benchmarks/warm_cost.py [--suite examples|exportdb|zoo|both] [-n N] [--rounds R]
+[--files F ...] [--models SPEC ...]`` (``--files``: only these files of examples/, which must include
+the edited one; ``both``: examples and exportdb).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -55,6 +62,9 @@ from measure import ROOT, bench_env, machine
 NOT_TARGETS = "not aoti and not onnx and not executorch"
 EDITED_FILE = "test_mlp.py"
 SIDES = ("bare", "cold", "warm", "capture-only", "export-only")
+#: Small models of each zoo kind, capture-heavy and check-heavy ones (the zoo extra installs their packages).
+ZOO_MODELS = ("torchvision:squeezenet1_0", "torchvision:mobilenet_v3_small", "timm:test_vit", "timm:test_resnet",
+              "hf:bert")
 
 
 def collect_only(suite: Path, work: Path, extra: list[str]) -> float:
@@ -169,12 +179,14 @@ def run_suite(name: str, suite: Path, work: Path, extra: list[str], rounds: int)
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--suite", choices=("examples", "exportdb", "both"), default="both")
+    parser.add_argument("--suite", choices=("examples", "exportdb", "zoo", "both"), default="both")
     parser.add_argument("-n", dest="workers", default="0", help="pytest-xdist workers per session (default 0)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="sessions of each kind per suite (medians; each round's cold run starts empty)")
     parser.add_argument("--files", nargs="+", metavar="FILE",
                         help=f"only these files of examples/ (must include {EDITED_FILE})")
+    parser.add_argument("--models", nargs="+", metavar="SPEC", default=list(ZOO_MODELS),
+                        help="zoo specs for --suite zoo (default: %(default)s)")
     args = parser.parse_args()
     extra = ["-n", args.workers] if args.workers != "0" else ["-p", "no:xdist"]
     print(f"machine: {machine()}")
@@ -196,6 +208,13 @@ def main() -> int:
             ok &= run_suite("examples", suite, work, extra, args.rounds)
         if args.suite in ("exportdb", "both"):
             ok &= run_suite("exportdb", ROOT / "exportdb", work, extra, args.rounds)
+        if args.suite == "zoo":
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the zoo builds from code; never ask the hub
+            suite = work / "zoo"  # an empty folder: the session's items are the zoo's alone
+            suite.mkdir()
+            print(f"zoo models: {', '.join(args.models)}")
+            ok &= run_suite("zoo", suite, work, [*extra, *(f"--export-model={spec}" for spec in args.models)],
+                            args.rounds)
     print("invariants (same verdicts cold and warm; the edited model re-checked):", "hold" if ok else "BROKEN")
     return 0 if ok else 1
 
