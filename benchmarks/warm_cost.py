@@ -62,7 +62,7 @@ from measure import ROOT, bench_env, machine
 NOT_TARGETS = "not aoti and not onnx and not executorch"
 EDITED_FILE = "test_mlp.py"
 SIDES = ("bare", "cold", "warm", "capture-only", "export-only")
-#: Small models of each zoo kind, capture-heavy and check-heavy ones (the zoo extra installs their packages).
+#: Small models of each zoo kind, some failing a mode (never cached); `pip install -e ".[zoo]"` installs their packages.
 ZOO_MODELS = ("torchvision:squeezenet1_0", "torchvision:mobilenet_v3_small", "timm:test_vit", "timm:test_resnet",
               "hf:bert")
 

@@ -11,12 +11,15 @@ weights: before, they waited for a full collection somewhere in the next case, n
 model), and the older objects go back to the oldest generation (``gc.unfreeze()``).
 
 Garbage older than a check is not traversed during it, so it must not wait for ever: a check
-starts with one full collection when a model of at least ``WATCH_BYTES`` of weights that an
-earlier check was given is still alive (a model in a reference cycle, a hook holding a bound
-method, lingers until one; the models that survive it are alive on purpose and are not asked
-about again), and at least every ``FULL_EVERY`` checks. Smaller models are left to the latter: a
-failing test's model is alive on purpose (pytest keeps the last exception's traceback), and a
-collection after every failure of a catalog of small cases cost more than the freezing saved.
+starts with one full collection when the models earlier checks were given that are still alive
+hold ``WATCH_BYTES`` of weights between them (a model in a reference cycle, a hook holding a
+bound method, lingers until one; the models that survive it are alive on purpose and are not
+asked about again), and at least every ``FULL_EVERY`` checks. A full collection traverses the
+whole heap (about 0.5 s after a few hundred exports), so that count is what a catalog of small
+cases pays for: at 8, a session over the ExportDB catalog spent 35.6 s of its 96 s in full
+collections, at 64 (and the weights rule above) 6.1 s of 67 s, with the same peak memory
+(benchmarks/RESULTS.md, 27 Nov 2026). Collecting after every failure instead cost more still: a
+failing test's model is alive on purpose (pytest keeps the last exception's traceback).
 
 Left alone: a process whose garbage collector is disabled, or that froze objects itself (a
 fork server): unfreezing would hand back objects frozen on purpose.
@@ -35,15 +38,17 @@ __all__ = ["own_cycles", "FULL_EVERY", "WATCH_BYTES"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 #: At most this many checks run between two full collections (bounds how long older cyclic garbage waits).
-FULL_EVERY = 8
-#: A model with at least this many bytes of parameters and buffers never waits past the next check.
+FULL_EVERY = 64
+#: Earlier checks' models still alive with this many bytes of parameters and buffers between them never
+#: wait past the next check.
 WATCH_BYTES = 16 * 2**20
 
 _lock = threading.RLock()  # re-entrant: a finalizer run by a collection may start a check
 _depth = 0  # checks running (a check inside a check: explain verifies a fix with check())
 _froze = False  # the outermost check froze the heap and owes it a collection and an unfreeze
 _since_full = 0  # checks since this module last ran a full collection
-_models: list[weakref.ref] = []  # models of earlier checks not yet known to be alive on purpose
+#: (model, its weight bytes) of earlier checks, not yet known to be alive on purpose
+_models: list[tuple[weakref.ref, int]] = []
 
 
 def own_cycles(fn: F) -> F:
@@ -67,10 +72,12 @@ def _enter(model: Any) -> None:
         _depth += 1
         if _depth > 1 or not gc.isenabled() or gc.get_freeze_count():
             return
-        if _since_full >= FULL_EVERY or any(ref() is not None and ref() is not model for ref in _models):
+        _models[:] = [(ref, size) for ref, size in _models if ref() is not None]
+        lingering = sum(size for ref, size in _models if ref() is not model)
+        if _since_full >= FULL_EVERY or lingering >= WATCH_BYTES:
             gc.collect()
             _since_full = 0
-            _models[:] = [ref for ref in _models if ref() is model]  # the survivors are alive on purpose
+            _models[:] = [(ref, size) for ref, size in _models if ref() is model]  # the survivors are alive on purpose
         gc.freeze()
         _froze = True
 
@@ -87,9 +94,10 @@ def _leave(model: Any) -> None:
         finally:
             gc.unfreeze()
         _since_full += 1
-        if _weight_bytes(model) >= WATCH_BYTES and not any(ref() is model for ref in _models):
+        size = _weight_bytes(model)
+        if size and not any(ref() is model for ref, _ in _models):
             try:
-                _models.append(weakref.ref(model))
+                _models.append((weakref.ref(model), size))
             except TypeError:  # not weak-referenceable: nothing to watch
                 pass
 

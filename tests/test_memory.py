@@ -131,25 +131,42 @@ class _CyclicLinear(torch.nn.Linear):
         self.__dict__["me"] = self  # a reference cycle (as a hook holding a bound method makes)
 
 
-def test_garbage_older_than_a_check_waits_for_no_explicit_collection():
-    from exportcore.heap import FULL_EVERY, WATCH_BYTES
+def test_garbage_older_than_a_check_waits_for_no_explicit_collection(monkeypatch):
+    from exportcore import heap
 
-    cyclic = _CyclicLinear(2048)  # 16 MiB of weights: a model that must not wait for the 8th check
-    assert sum(p.numel() * p.element_size() for p in cyclic.parameters()) >= WATCH_BYTES
+    cyclic = _CyclicLinear(2048)  # 16 MiB of weights: a model that must not wait for the periodic collection
+    assert sum(p.numel() * p.element_size() for p in cyclic.parameters()) >= heap.WATCH_BYTES
     assert exportcore.check(cyclic, (torch.randn(3, 2048),), mode="non_strict", examples=0).status == "passed"
     weight = weakref.ref(cyclic.weight)
     del cyclic  # only a full collection frees it, and the next check does not traverse older objects
     assert _check_passing().status == "passed"
     assert weight() is None, "a model from an earlier check outlived the next check"
 
+    # The periodic collection, at a count this test can afford (64 checks by default).
+    monkeypatch.setattr(heap, "FULL_EVERY", 3)
     older = _Cycle()
     collected = []
     weakref.finalize(older, collected.append, True)
     del older
     model = torch.nn.Linear(4, 4)
-    for _ in range(FULL_EVERY + 1):
+    for _ in range(heap.FULL_EVERY + 1):
         exportcore.check(model, (torch.randn(3, 4),), mode="non_strict", examples=0)
-    assert collected == [True], f"older cyclic garbage outlived {FULL_EVERY + 1} checks"
+    assert collected == [True], f"older cyclic garbage outlived {heap.FULL_EVERY + 1} checks"
+
+
+def test_smaller_models_lingering_together_wait_no_longer_than_one_large_one(monkeypatch):
+    from exportcore import heap
+
+    monkeypatch.setattr(heap, "FULL_EVERY", 10**6)  # only the weights decide here
+    weights = []
+    for _ in range(4):  # 4 MiB each: none is WATCH_BYTES alone, the four are
+        cyclic = _CyclicLinear(1024)
+        assert exportcore.check(cyclic, (torch.randn(3, 1024),), mode="non_strict", examples=0).status == "passed"
+        weights.append(weakref.ref(cyclic.weight))
+        del cyclic
+    assert sum(ref() is not None for ref in weights) == 4, "freed before any full collection: the test proves nothing"
+    assert _check_passing().status == "passed"
+    assert [ref() for ref in weights] == [None] * 4, "models of earlier checks, 16 MiB together, outlived the next check"
 
 
 def test_a_check_leaves_a_frozen_heap_and_a_disabled_collector_alone():
