@@ -447,3 +447,52 @@ def test_failing_walks_and_input_factories_are_never_stored(tmp_path) -> None:
     assert first.status == "passed"
     assert cache.entries() == []  # nothing proves a factory the same across processes
     assert not served(check(cache, inputs=inputs))
+
+
+class Stem(nn.Module):
+    """Two strided convs: an h of 2 (the spec's min) shrinks to size 1, which torch 2.8+ guards against."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv2d(3, 4, 3, 2, 1), nn.Conv2d(4, 4, 3, 2, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x).mean((2, 3))
+
+
+class CountingCache(ResultCache):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.hits = 0
+
+    def get(self, identity: str):
+        entry = super().get(identity)
+        self.hits += entry is not None
+        return entry
+
+
+@pytest.mark.skipif(torch.torch_version.TorchVersion(torch.__version__) < (2, 8), reason="torch < 2.8 exports the Stem for every h >= 2: nothing to fix")
+def test_a_failing_cases_verified_fix_is_re_exported_every_run_and_its_checks_served(tmp_path) -> None:
+    def failing(cache):
+        torch.manual_seed(0)
+        return check(cache, Stem().eval(), (torch.randn(1, 3, 16, 16),), mode="non_strict", examples=2,
+                     dynamic_shapes={"x": {2: Dim("h", min=2, max=64)}})
+
+    cold_cache = CountingCache(tmp_path)
+    cold = failing(cold_cache)
+    assert cold.status == "failed" and cold.explanation.fix.status == "verified", cold.explanation
+    assert cold_cache.hits == 0 and len(cold_cache.entries()) == 1  # the fix's re-export passed: stored
+    warm_cache = CountingCache(tmp_path)
+    warm = failing(warm_cache)
+    # the verdict and the fix are the same; the fix was re-exported (capture always runs), its checks served
+    assert warm.status == "failed" and warm.failure.headline() == cold.failure.headline()
+    assert warm.explanation.fix.status == "verified" and warm.explanation.fix.exports == cold.explanation.fix.exports
+    assert warm.explanation.fix.dynamic_shapes == cold.explanation.fix.dynamic_shapes
+    assert warm_cache.hits == 1
+    assert not served(warm)  # the failing walk itself is never stored
+    # another model fails the same way: its fix is verified on its own weights, nothing served
+    other_cache = CountingCache(tmp_path)
+    torch.manual_seed(5)
+    other = check(other_cache, Stem().eval(), (torch.randn(1, 3, 16, 16),), mode="non_strict", examples=2,
+                  dynamic_shapes={"x": {2: Dim("h", min=2, max=64)}})
+    assert other.explanation.fix.status == "verified" and other_cache.hits == 0

@@ -23,6 +23,7 @@ class FailedRun(Protocol):
     outcome: Outcome
     spec: Any  # exportcore.shapes.ShapeSpec | None
     model_state: Any
+    cache: Any  # exportcore.result_cache.ResultCache | None
 
 
 #: exportcore.check.check, passed in by check() itself to re-export a corrected spec.

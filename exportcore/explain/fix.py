@@ -200,6 +200,8 @@ def _verify(run: Run, spec: Any, recheck: Recheck, args: tuple, kwargs: dict) ->
         run.model, args, kwargs, dynamic_shapes=spec, mode=run.mode.name,
         checks=("accept", "reject"), examples=max(2, min(run.examples, 5)), inputs=run.inputs,
         seed=run.seed, case_id=run.outcome.case_id, explain="off",
+        # the re-export is a check like any other: a warm run serves its program-only steps under the same proof
+        cache=run.cache,
     )
 
 
