@@ -179,12 +179,22 @@ def judge(outcome: Outcome, expect: Expectation | None, show_traceback: bool,
     if status == "failed" and expect is not None:
         got = outcome.failure.category if outcome.failure else None
         if expect.category is None or expect.category == got:
-            return "xfailed", pytest.xfail.Exception(f"{outcome.mode}: {expect.reason}")
+            return "xfailed", expected_failure(f"{outcome.mode}: {expect.reason}")
         return "failed", ExportCheckFailed(explain.drift_text(outcome, expect.category, show_traceback=show_traceback,
                                                               docs=docs))
     verdict = status if status in ("failed", "error", "timeout", "crashed") else "error"
     headline = f"{outcome.mode} {status}: {outcome.failure.headline()}" if outcome.failure else ""
     return verdict, ExportCheckFailed(explain.failure_text(outcome, show_traceback=show_traceback, docs=docs), headline)
+
+
+def expected_failure(reason: str) -> BaseException:
+    """The exception an expected failure raises: pytest reports it as XFAIL with ``reason``.
+
+    Without a Python traceback (``pytrace=False``): pytest formats the longrepr of every xfail,
+    and a traceback through the plugin costs ~20 ms a test (a tenth of a small case's check)
+    and shows nothing about the export; the failure itself is in the reports.
+    """
+    return pytest.xfail.Exception(reason, pytrace=False)
 
 
 def settle_outcome(item: pytest.Item, case: Case | None, outcome: Outcome) -> Outcome:
@@ -209,7 +219,9 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
     case_id = item_case_id(item, mode)
     from exportcore.targets import parse_label
 
-    expect = spec.expect.get(mode) or spec.expect.get(parse_label(mode)[0])
+    # --runxfail: report expected failures as if they were not marked (pytest's meaning for its own xfail)
+    runxfail = bool(getattr(item.config.option, "runxfail", False))
+    expect = None if runxfail else spec.expect.get(mode) or spec.expect.get(parse_label(mode)[0])
     case: Case | None = None
     try:
         case = case_from_result(result, spec)
@@ -230,13 +242,14 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
     outcome = settle_outcome(item, case, outcome)
     verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config),
                          docs=explain.exportdb_docs(item.config.rootpath))
-    if expect is None and verdict in ("failed", "error", "timeout", "crashed") and item.get_closest_marker("xfail") is None:
+    if (expect is None and not runxfail and verdict in ("failed", "error", "timeout", "crashed")
+            and item.get_closest_marker("xfail") is None):
         # (pytest's own xfail marker, where the user put one, decides that test as pytest does)
         from pytest_export.reporting.known_failures import known_failure
 
         known = known_failure(item, case_id, mode)
         if known is not None:  # the baseline's gate decides; pytest sees an expected failure
-            verdict, exc = "xfailed", pytest.xfail.Exception(f"{mode}: {known}")
+            verdict, exc = "xfailed", expected_failure(f"{mode}: {known}")
     if expect is None:
         from pytest_export.settle import refer_to_earlier
 

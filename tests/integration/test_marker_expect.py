@@ -75,3 +75,33 @@ def test_real_data_dependent_branch_is_an_expected_failure(project, records):
     assert record["verdict"] == "xfailed"
     assert record["outcome"]["status"] == "failed"
     assert record["outcome"]["failure"]["stage"] == "capture"
+
+
+def test_runxfail_reports_the_expected_failure_itself(project, records):
+    # pytest's --runxfail reports xfail tests as if they were not marked: here, the export failure
+    # report the test would give without expect= (never a traceback through the plugin), and an
+    # expected failure that now passes simply passes.
+    project.makepyfile(test_m="""
+        import pytest
+        import torch
+        from models import DataDependent, Lin
+
+        @pytest.mark.exportable(modes=["non_strict"], expect={"non_strict": "branches on tensor data"})
+        def test_branchy():
+            return DataDependent(), (torch.ones(2, 3),)
+
+        @pytest.mark.exportable(modes=["non_strict"], expect={"non_strict": "used to fail"})
+        def test_fixed():
+            return Lin(), (torch.ones(2, 4),)
+    """)
+    plain = project.runpytest("-rx")
+    plain.assert_outcomes(xfailed=1, failed=1)
+    plain.stdout.fnmatch_lines(["*XFAIL test_m.py::test_branchy[[]non_strict[]]*non_strict: branches on tensor data*"])
+    plain.stdout.no_fnmatch_line("*runner.py*")
+    result = project.runpytest("--runxfail")
+    result.assert_outcomes(failed=1, passed=1)
+    result.stdout.fnmatch_lines(["*export failed in non_strict: stage capture, category data-dependent*"])
+    result.stdout.no_fnmatch_line("*runner.py*")
+    result.stdout.no_fnmatch_line("*case_seed.py*")
+    verdicts = {r["test"]: r["verdict"] for r in records()["records"]}
+    assert verdicts == {"test_m.py::test_branchy[non_strict]": "failed", "test_m.py::test_fixed[non_strict]": "passed"}
