@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DEVICES", "device_unavailable", "model_device", "move_inputs", "move_model"]
+__all__ = ["DEVICES", "device_facts", "device_unavailable", "model_device", "move_inputs", "move_model"]
 
 DEVICES = ("cpu", "cuda")
 
@@ -24,6 +24,23 @@ def device_unavailable(device: str) -> str | None:
             return "device cuda: not available (torch.cuda.is_available() is False: no GPU or no CUDA build)"
         return None
     return f"device {device!r}: unknown (expected one of {', '.join(DEVICES)})"
+
+
+def device_facts(device: str) -> str:
+    """Return what decides results on ``device`` beyond torch's version: for ``cuda``, the GPU and its toolkit.
+
+    A result cache restored on another GPU (a CI pool of mixed cards) must not serve an entry
+    whose kernels, numerics or supported dtypes were another card's. The CPU's own facts are
+    process-wide (exportcore.result_cache.environment).
+    """
+    if device == "cpu":
+        return ""
+    import torch
+
+    index = torch.cuda.current_device()
+    major, minor = torch.cuda.get_device_capability(index)
+    return (f"{torch.cuda.get_device_name(index)} sm_{major}{minor} cuda {torch.version.cuda} "
+            f"hip {getattr(torch.version, 'hip', None)}")
 
 
 def model_device(model: Any) -> Any:

@@ -164,15 +164,29 @@ LIBRARIES = ("hypothesis", *TORCH_DEPENDENCIES)
 
 
 def environment() -> str:
-    """Return what outside the process decides a walk's results: torch, the engine, LIBRARIES, Python.
+    """Return what outside the process decides a walk's results: torch, the engine, LIBRARIES, Python, the machine.
 
     The engine is named by its source's digest, not only its version number: an edited check
     under an unchanged version (a development checkout) must not be served its old results.
+    The machine is its OS, architecture and the CPU kernels torch dispatches to (AVX2, AVX512,
+    SVE): a cache restored on another runner (x86 and arm64 share ``runner.os``) runs other
+    kernels, with other numerics and other failures; torch's version string does not say so
+    (``2.15.0`` on macOS and on a Linux arm64 wheel).
     """
     import torch
 
     return (f"torch {torch.__version__}; pytest-export {_dist_version('pytest-export')} ({_engine_digest()}); "
-            f"{_library_versions()}; python {platform.python_version()}")
+            f"{_library_versions()}; python {platform.python_version()}; "
+            f"machine {platform.system()} {platform.machine()} cpu {_cpu_capability()}")
+
+
+def _cpu_capability() -> str:
+    import torch
+
+    try:
+        return str(torch.backends.cpu.get_cpu_capability())
+    except Exception:  # noqa: BLE001 - a build without the query: the architecture above still names the machine
+        return "unknown"
 
 
 def run_label() -> str:

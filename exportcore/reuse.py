@@ -58,6 +58,7 @@ _MEMO: OrderedDict[str, Donation] = OrderedDict()
 
 def key_of(run: Run) -> str | None:
     """Return the cheap half of the identity (structure and options), or None when ``run`` may not share."""
+    from exportcore.devices import device_facts
     from exportcore.identity import structure
     from exportcore.isolation import settings_text
 
@@ -73,6 +74,7 @@ def key_of(run: Run) -> str | None:
     options = (
         settings, family, run.outcome.case_id, type(run.model).__module__, type(run.model).__qualname__,
         sorted(run.checks), run.rtol, run.atol, run.examples, run.seed, run.findings_as_errors, run.device,
+        device_facts(run.device),
         _draw_settings(run), getattr(run.spec, "budget", None), run.outcome.declared,
     )
     try:

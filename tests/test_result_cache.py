@@ -104,7 +104,7 @@ def test_a_training_mode_is_served_only_by_its_own_earlier_run(tmp_path) -> None
 
 
 @pytest.mark.parametrize("change", ["weight", "code", "dtype", "spec", "options", "case", "torch", "hypothesis",
-                                    "sympy"])
+                                    "sympy", "architecture", "cpu kernels"])
 def test_anything_not_proven_the_same_runs_in_full(tmp_path, monkeypatch, change) -> None:
     cache = ResultCache(tmp_path)
     assert check(cache).status == "passed"
@@ -125,6 +125,12 @@ def test_anything_not_proven_the_same_runs_in_full(tmp_path, monkeypatch, change
     elif change == "torch":
         real = result_cache.environment()
         monkeypatch.setattr(result_cache, "environment", lambda: real.replace("torch ", "torch 0.0.0-"))
+    elif change == "architecture":  # a cache restored on an arm64 runner of the same OS
+        import platform
+
+        monkeypatch.setattr(platform, "machine", lambda: "aarch64" if platform.uname().machine != "aarch64" else "x86_64")
+    elif change == "cpu kernels":  # the same wheel on a CPU without AVX512: torch dispatches other kernels
+        monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: "NO AVX")
     else:  # another hypothesis may draw other shapes from one seed; sympy writes the sizes save/load keeps
         real = result_cache._library_versions()
         monkeypatch.setattr(result_cache, "_library_versions", lambda: real.replace(f"{change} ", f"{change} 0.0.0-"))
@@ -350,6 +356,9 @@ def test_the_environment_names_every_version_that_decides_a_result() -> None:
                           ("sympy", sympy.__version__), ("python", platform.python_version())):
         assert f"{name} {version}" in env, (name, env)
     assert "pytest-export " in env
+    import platform as host
+
+    assert f"machine {host.system()} {host.machine()} cpu {torch.backends.cpu.get_cpu_capability()}" in env
 
 
 def test_a_weight_change_that_breaks_numerics_is_not_served_the_old_pass(tmp_path) -> None:
@@ -496,3 +505,13 @@ def test_a_failing_cases_verified_fix_is_re_exported_every_run_and_its_checks_se
     other = check(other_cache, Stem().eval(), (torch.randn(1, 3, 16, 16),), mode="non_strict", examples=2,
                   dynamic_shapes={"x": {2: Dim("h", min=2, max=64)}})
     assert other.explanation.fix.status == "verified" and other_cache.hits == 0
+
+
+def test_a_cuda_column_is_keyed_by_its_gpu() -> None:
+    from exportcore.devices import device_facts
+
+    assert device_facts("cpu") == ""  # the CPU's facts are the environment's, process-wide
+    if not torch.cuda.is_available():
+        pytest.skip("no GPU: the cuda facts are read from one")
+    facts = device_facts("cuda")
+    assert torch.cuda.get_device_name() in facts and f"cuda {torch.version.cuda}" in facts
