@@ -150,22 +150,29 @@ def lookup(run: Run, key: str | None) -> Donation | None:
 
 
 def _identity(run: Run, key: str | None) -> str | None:
-    # A user's inputs= factory is compared by identity in the memo; across processes nothing proves
-    # it the same, so such a case is never served from disk.
     # The Python code eager ran is part of it too (exportcore.eager_code): code only eager runs can
     # differ at shapes the examples do not show; within one process it is the same code.
-    if key is None or run.cache is None or run.inputs is not None or run.eager_code is None:
+    if key is None or run.cache is None or run.eager_code is None:
         return None
     if run.identity is not None and run.identity.startswith(f"{key}|"):
         return run.identity
     digest = digest_of(run)
     if digest is None:
         return None
+    from exportcore.input_factory import factory_identity
+
+    # A user's inputs= factory is compared by identity in the memo; across processes by its code
+    # and by what it builds at the examples' shapes (None: a strategy or other callable, never served).
+    factory = factory_identity(run)
+    if factory is None:
+        return None
     from exportcore.native_code import native_code
     from exportcore.result_cache import environment
 
     # and the native code no version names (a custom op's kernel built in the user's tree)
     run.identity = f"{key}|{digest}|{run.eager_code}|{environment()}|{native_code()}"
+    if factory:
+        run.identity += f"|{factory}"
     return run.identity
 
 

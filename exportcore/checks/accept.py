@@ -8,13 +8,14 @@ minimal counterexample, which the failing side writes up.
 
 from __future__ import annotations
 
+import types
 from typing import TYPE_CHECKING, Any
 
 from exportcore.checks.table import add_row, quiet_cell
 from exportcore.failures import input_factory_error
 from exportcore.outcome import Failure
 from exportcore.programs import Side, sides
-from exportcore.sides import prepare, run_side
+from exportcore.sides import prepare, recording, run_side
 from exportcore.targets.base import flat_tensors
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def run(ctx: Run) -> None:
     with ctx.clock.stage("run"):
         result = explore(
             ctx.spec, ctx.args, ctx.kwargs, probe, examples=ctx.examples, seed=ctx.seed,
-            inputs=ctx.inputs, settings=ctx.hypothesis_settings,
+            inputs=_recorded_factory(ctx), settings=ctx.hypothesis_settings,
         )
     prepare(ctx)
     ctx.outcome.examples = result.stats
@@ -103,6 +104,23 @@ def _judge(ctx: Run, under_test: list[Side], args: tuple, kwargs: dict, referenc
             found[message] = (side, failure)
             return Probe("fail", message, stage=failure.stage)
     return Probe("ok")
+
+
+def _recorded_factory(ctx: Run) -> Any:
+    """The user's ``inputs=``; a factory function's calls recorded as eager's are (exportcore.sides.recording).
+
+    With a result cache, what the factory runs at the drawn shapes and not at the examples' is
+    named in the entry as eager's own code is (exportcore.code_witnesses): a helper it calls only
+    past some size, edited, is never served the old results.
+    """
+    factory = ctx.inputs
+    if not isinstance(factory, types.FunctionType) or ctx.code_records is None:
+        return factory
+
+    def recorded(shapes: dict, rng: Any) -> Any:
+        return recording(ctx, lambda: factory(shapes, rng))
+
+    return recorded
 
 
 def _blame_user_inputs(ctx: Run, args: tuple, kwargs: dict, error: BaseException) -> str:
