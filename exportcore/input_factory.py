@@ -37,6 +37,7 @@ def factory_identity(run: Run) -> str | None:
         return None
     import torch
 
+    from exportcore.code_witnesses import cell_values
     from exportcore.eager_code import CodeRecord
     from exportcore.identity import values_digest
     from exportcore.shapes.synth import drawn_for
@@ -46,7 +47,9 @@ def factory_identity(run: Run) -> str | None:
     state = random.getstate(), numpy.random.get_state() if numpy is not None else None
     try:
         with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(run.seed)
+            # the CPU generator alone (factories build CPU tensors): torch.manual_seed would also
+            # reseed CUDA's, which fork_rng(devices=[]) does not put back
+            torch.random.default_generator.manual_seed(run.seed)
             drawn = record.run(lambda: drawn_for(run.spec, run.args, run.kwargs, run.spec.example_assignment(), factory,
                                                  seed=run.seed))
     except Exception:  # noqa: BLE001 - a factory that fails here fails the drawn shapes too: nothing is served
@@ -59,18 +62,8 @@ def factory_identity(run: Run) -> str | None:
         return None
     # the tensors its closure holds, by value: the record leaves tensors to eager's answer, and a
     # factory may read one only at shapes other than the examples' (a table of token ids past some length)
-    held = [value for value in _cell_values(factory) if isinstance(value, torch.Tensor)]
+    held = [value for value in cell_values(factory) if isinstance(value, torch.Tensor)]
     code, values, tensors = record.digest(), values_digest((drawn.args, drawn.kwargs)), values_digest(held)
     if code is None or values is None or tensors is None:
         return None
     return f"factory {code} {values} {tensors}"
-
-
-def _cell_values(function: types.FunctionType) -> list[object]:
-    values = []
-    for cell in function.__closure__ or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            pass
-    return values

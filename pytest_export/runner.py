@@ -221,7 +221,8 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
 
     # --runxfail: report expected failures as if they were not marked (pytest's meaning for its own xfail)
     runxfail = bool(getattr(item.config.option, "runxfail", False))
-    expect = None if runxfail else spec.expect.get(mode) or spec.expect.get(parse_label(mode)[0])
+    expectations = {} if runxfail else spec.expect
+    expect = expectations.get(mode) or expectations.get(parse_label(mode)[0])
     case: Case | None = None
     try:
         case = case_from_result(result, spec)
@@ -238,7 +239,7 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
         outcome = run_engine(item, case, mode, kwargs)
         if expect is None and engine_mode != parse_label(mode)[0] and _before_lowering(outcome):
             # The target's own export failed: the failure its export mode is expected to have.
-            expect = spec.expect.get(engine_mode)
+            expect = expectations.get(engine_mode)
     outcome = settle_outcome(item, case, outcome)
     verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config),
                          docs=explain.exportdb_docs(item.config.rootpath))
