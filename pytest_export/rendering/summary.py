@@ -86,6 +86,9 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
     if findings:
         lines.append("findings: " + ", ".join(f"{kind} {n}" for kind, n in findings)
                      + " (the first of each kind in the warnings summary; every one with -v and in the report)")
+    reuse = _reuse_line(records)
+    if reuse:
+        lines.append(reuse)
     if slowest > 0:
         ranked = sorted(records, key=lambda r: (-r.duration, r.test))[:slowest]
         lines.append(f"slowest exports ({len(ranked)}):")
@@ -93,6 +96,24 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
     from pytest_export.rendering.zoo_rates import rate_lines
 
     return [*rate_lines(records, mode_order), *lines]  # a zoo run leads with its pass rates
+
+
+def _reuse_line(records: list[Record]) -> str | None:
+    """Say how many results took their after-capture checks from earlier work, or None if none did.
+
+    A warm run that is fast should say why, and one that is slow (a CI cache that was not
+    restored, a model edited) should show it served nothing: the count is how a user sees it.
+    """
+    results = [r.outcome for r in records if r.outcome is not None and r.outcome.status != "skipped"]
+    sources = [o.reused_from for o in results if o.reused_from]
+    if not sources:
+        return None
+    cached = sum(1 for source in sources if source.startswith("cache:"))
+    shared = len(sources) - cached
+    parts = ([f"{cached} from the result cache"] if cached else []) + (
+        [f"{shared} from another mode's identical program"] if shared else [])
+    return (f"reused: {' and '.join(parts)}, of {len(results)} results (capture and eager ran for each; "
+            "the checks after capture were taken, not run: --export-no-reuse runs them all)")
 
 
 def _skip_reason(record: Record) -> str:

@@ -102,6 +102,19 @@ def test_a_rerun_in_another_checkout_is_served_from_the_cache_with_the_same_verd
     assert list((pytester.path / ".pytest_cache" / "d" / "pytest-export-results").glob("*/*.json"))
 
 
+def test_the_terminal_says_what_was_reused(pytester, warm_checkout) -> None:
+    # a user sees why a warm run was fast, and that a slow one (a cache not restored) served nothing
+    warm = pytester.runpytest_subprocess()
+    assert warm.ret == 0, warm.stdout.str()
+    warm.stdout.fnmatch_lines(["reused: 2 from the result cache, of 3 results (capture and eager ran for each;*"])
+    shared = pytester.runpytest_subprocess("--export-cache=off")
+    # without the cache, non_strict still takes strict's identical program's results in this session
+    shared.stdout.fnmatch_lines(["reused: 1 from another mode's identical program, of 3 results*"])
+    full = pytester.runpytest_subprocess("--export-no-reuse")
+    assert full.ret == 0, full.stdout.str()
+    assert "reused:" not in full.stdout.str()
+
+
 @pytest.mark.parametrize("off", [["--export-cache=off"], ["--cache-clear"], ["-p", "no:cacheprovider"],
                                  ["--export-no-reuse"], ["--export-cache=write"]])
 def test_every_way_to_turn_it_off(pytester, warm_checkout, off: list[str]) -> None:
