@@ -27,9 +27,9 @@ def test_cache_and_between_mode_reuse_are_counted_apart_over_the_results_that_ra
         reused("t.py::d", "strict", None, verdict="skipped"),  # nothing ran: not a result to count
     ]
     assert reuse_lines(records) == [
-        "reused: 2 from the result cache and 1 from another mode's identical program, of 5 results "
-        "(capture and eager ran for each; the checks after capture were taken, not run: "
-        "--export-no-reuse runs them all)"
+        "reused: 2 from the result cache and 1 from another mode's identical program, of 5 results: "
+        "those captured and ran eager, and took the checks after capture instead of running them "
+        "(--export-no-reuse runs them all)"
     ]
 
 

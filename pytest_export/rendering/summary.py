@@ -112,8 +112,9 @@ def _reuse_line(records: list[Record]) -> str | None:
     shared = len(sources) - cached
     parts = ([f"{cached} from the result cache"] if cached else []) + (
         [f"{shared} from another mode's identical program"] if shared else [])
-    return (f"reused: {' and '.join(parts)}, of {len(results)} results (capture and eager ran for each; "
-            "the checks after capture were taken, not run: --export-no-reuse runs them all)")
+    those = "it" if len(sources) == 1 else "those"
+    return (f"reused: {' and '.join(parts)}, of {len(results)} results: {those} captured and ran eager, and took "
+            "the checks after capture instead of running them (--export-no-reuse runs them all)")
 
 
 def _skip_reason(record: Record) -> str:

@@ -106,7 +106,7 @@ def test_the_terminal_says_what_was_reused(pytester, warm_checkout) -> None:
     # a user sees why a warm run was fast, and that a slow one (a cache not restored) served nothing
     warm = pytester.runpytest_subprocess()
     assert warm.ret == 0, warm.stdout.str()
-    warm.stdout.fnmatch_lines(["reused: 2 from the result cache, of 3 results (capture and eager ran for each;*"])
+    warm.stdout.fnmatch_lines(["reused: 2 from the result cache, of 3 results: those captured and ran eager, and took the checks after*"])
     shared = pytester.runpytest_subprocess("--export-cache=off")
     # without the cache, non_strict still takes strict's identical program's results in this session
     shared.stdout.fnmatch_lines(["reused: 1 from another mode's identical program, of 3 results*"])
