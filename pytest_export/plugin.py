@@ -326,7 +326,7 @@ class Controller:
         full = self.config.get_verbosity() > 0
         options = self.config.stash[OPTIONS]
         lines = summary_lines(self.config.stash[RECORDS], options.known_columns(),
-                              max_rows=None if full else MAX_ROWS, slowest=options.slowest)
+                              max_rows=None if full else MAX_ROWS, slowest=options.slowest, verbose=full)
         if lines:
             terminalreporter.write_sep("=", "export matrix")
             for line in lines:

@@ -13,8 +13,8 @@ def reused(case: str, mode: str, source: str | None, verdict: str = "passed"):
     return record
 
 
-def reuse_lines(records) -> list[str]:
-    return [line for line in summary_lines(records) if line.startswith("reused:")]
+def reuse_lines(records, verbose: bool = False) -> list[str]:
+    return [line for line in summary_lines(records, verbose=verbose) if line.startswith("reused:")]
 
 
 def test_cache_and_between_mode_reuse_are_counted_apart_over_the_results_that_ran() -> None:
@@ -35,3 +35,13 @@ def test_cache_and_between_mode_reuse_are_counted_apart_over_the_results_that_ra
 
 def test_no_line_when_nothing_was_reused() -> None:
     assert reuse_lines([reused("t.py::a", "strict", None), reused("t.py::a", "non_strict", None)]) == []
+
+
+def test_sharing_between_modes_alone_is_named_only_with_verbose() -> None:
+    # routine in a cold run (strict and non-strict capture one program): a default run keeps quiet
+    records = [reused("t.py::a", "strict", None), reused("t.py::a", "non_strict", "strict")]
+    assert reuse_lines(records) == []
+    assert reuse_lines(records, verbose=True) == [
+        "reused: 1 from another mode's identical program, of 2 results: it captured and ran eager, and took "
+        "the checks after capture instead of running them (--export-no-reuse runs them all)"
+    ]

@@ -31,12 +31,13 @@ _QUIET = {".", "x", "s", _NOT_RUN}
 
 
 def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
-                  max_rows: int | None = MAX_ROWS, slowest: int = 0) -> list[str]:
+                  max_rows: int | None = MAX_ROWS, slowest: int = 0, verbose: bool = False) -> list[str]:
     """Return the summary lines for these records (empty if there are none).
 
     Past ``max_rows`` cases, rows whose every cell passed or xfailed as expected are folded
     into one count line (None: show every row). ``slowest``: list that many slowest exports
-    (``--export-slowest``, like pytest's ``--durations``; 0: none).
+    (``--export-slowest``, like pytest's ``--durations``; 0: none). ``verbose`` (-v): say also when
+    results were shared between modes within the session, which a default run keeps quiet about.
     """
     records = list(records)
     if not records:
@@ -86,7 +87,7 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
     if findings:
         lines.append("findings: " + ", ".join(f"{kind} {n}" for kind, n in findings)
                      + " (the first of each kind in the warnings summary; every one with -v and in the report)")
-    reuse = _reuse_line(records)
+    reuse = _reuse_line(records, verbose)
     if reuse:
         lines.append(reuse)
     if slowest > 0:
@@ -98,17 +99,19 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
     return [*rate_lines(records, mode_order), *lines]  # a zoo run leads with its pass rates
 
 
-def _reuse_line(records: list[Record]) -> str | None:
+def _reuse_line(records: list[Record], verbose: bool) -> str | None:
     """Say how many results took their after-capture checks from earlier work, or None if none did.
 
     A warm run that is fast should say why, and one that is slow (a CI cache that was not
     restored, a model edited) should show it served nothing: the count is how a user sees it.
+    Sharing between the modes of one session is routine (most models capture one program in
+    strict and non-strict), so a default run names it only next to the cache's count.
     """
     results = [r.outcome for r in records if r.outcome is not None and r.outcome.status != "skipped"]
     sources = [o.reused_from for o in results if o.reused_from]
-    if not sources:
-        return None
     cached = sum(1 for source in sources if source.startswith("cache:"))
+    if not sources or not (cached or verbose):
+        return None
     shared = len(sources) - cached
     parts = ([f"{cached} from the result cache"] if cached else []) + (
         [f"{shared} from another mode's identical program"] if shared else [])

@@ -107,7 +107,7 @@ def test_the_terminal_says_what_was_reused(pytester, warm_checkout) -> None:
     warm = pytester.runpytest_subprocess()
     assert warm.ret == 0, warm.stdout.str()
     warm.stdout.fnmatch_lines(["reused: 2 from the result cache, of 3 results: those captured and ran eager, and took the checks after*"])
-    shared = pytester.runpytest_subprocess("--export-cache=off")
+    shared = pytester.runpytest_subprocess("--export-cache=off", "-v")
     # without the cache, non_strict still takes strict's identical program's results in this session
     shared.stdout.fnmatch_lines(["reused: 1 from another mode's identical program, of 3 results*"])
     full = pytester.runpytest_subprocess("--export-no-reuse")
