@@ -32,7 +32,7 @@ import tokenize
 import types
 from typing import Any, Callable, TypeVar
 
-from exportcore.python_state import Reader
+from exportcore.python_state import Reader, opaque_module
 
 __all__ = [
     "recorded", "CodeRecord", "described", "source_block", "globals_read", "versioned", "roots", "distribution",
@@ -151,7 +151,8 @@ def _describe(code: types.CodeType, found: dict[str, Any], cells: dict[str, Any]
 def described(source: str, names: list[str], found: dict[str, Any], cells: dict[str, Any], reader: Reader) -> str:
     """The digest of a function's source with the values of the globals ``names`` in ``found`` and its cells."""
     constants = sorted(f"{name}={text}" for name in names
-                       if name in found for text in [_constant(found[name], reader)] if text is not None)
+                       for value in [_global(found, name)] if value is not _MISSING
+                       for text in [_constant(value, reader)] if text is not None)
     # a tensor or a module in a closure is an activation or the model's own: eager's answer and the
     # model's digests hold them
     constants += sorted(f"closure {name}={text}" for name, value in cells.items()
@@ -161,9 +162,53 @@ def described(source: str, names: list[str], found: dict[str, Any], cells: dict[
 
 
 def globals_read(code: types.CodeType) -> list[str]:
-    """The global names the code loads (``co_names`` also holds attribute names: ``self.model`` is not
-    the test module's global ``model``, which would be read, and hashed, for nothing)."""
-    return sorted({ins.argval for ins in dis.get_instructions(code) if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME")})
+    """The global names the code loads, and ``name.attr`` where it reads an attribute of one right away.
+
+    (``co_names`` also holds attribute names: ``self.model`` is not the test module's global
+    ``model``, which would be read, and hashed, for nothing.) ``name.attr``: a module or class
+    global is code, but ``config.LIMIT`` or ``Net.THRESHOLD`` read through it is a value.
+    """
+    found: set[str] = set()
+    previous = None
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            found.add(ins.argval)
+        elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and previous is not None \
+                and previous.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            found.add(f"{previous.argval}.{ins.argval}")
+        previous = ins
+    return sorted(found)
+
+
+_MISSING = object()
+
+
+def _global(found: dict[str, Any], name: str) -> Any:
+    """The value of global ``name`` in ``found``, or of ``base.attr`` where ``base`` is a module or class.
+
+    Read without running code (no module ``__getattr__``, no descriptor): only what the module or
+    class holds itself, and only outside torch and the standard library, whose versions name theirs.
+    """
+    base, dot, attr = name.partition(".")
+    if base not in found:
+        return _MISSING
+    value = found[base]
+    if not dot:
+        return value
+    if isinstance(value, types.ModuleType):
+        if opaque_module(getattr(value, "__name__", "")):
+            return _MISSING
+        return vars(value).get(attr, _MISSING)
+    if isinstance(value, type):
+        for cls in value.__mro__:
+            if opaque_module(cls.__module__):
+                continue
+            if attr in vars(cls):
+                return vars(cls)[attr]
+    return _MISSING
+
+
+
 
 
 def _cells(frame: types.FrameType) -> dict[str, Any]:
@@ -182,9 +227,11 @@ def _tensor_or_module(value: Any) -> bool:
 def _constant(value: Any, reader: Reader) -> str | None:
     """A module constant by value (``LIMIT = 16``, ``SIZES = (8, 16)``, a config object), None for code.
 
-    Modules, classes and functions are code: named by their source when eager runs them.
+    Modules and classes are code: named by their source when eager runs them, and what the code
+    reads of them apart (``globals_read``). A function is named, with what its closure holds: an
+    alias (``ACT = torch.relu``) is code no record of eager's names (torch's) or one a factory made.
     """
-    if isinstance(value, (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+    if isinstance(value, (types.ModuleType, type)):
         return None
     try:
         return reader(value)

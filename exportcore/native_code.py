@@ -11,6 +11,11 @@ process from outside torch, its dependencies, installed distributions, the Pytho
 and the system's library folders. Named by file name and content, not path: a CI checkout in
 another folder builds the same bytes to another place.
 
+Code a target compiled from a program and loaded to run it (AOTInductor's ``.so``, extracted to a
+temporary folder and deleted while mapped) is left out too: it is generated from a graph, not the
+user's, and a library deleted while mapped can never be named by content, so every case after the
+first AOTInductor column in a process would run in full (``generated()`` marks it as it loads).
+
 Installed distributions' native code (torchvision's kernels) is left out here: which of their
 libraries a process has loaded depends on which tests ran before in it, and the identity would
 differ between xdist workers. It is named by version instead: the distributions whose Python eager
@@ -19,14 +24,16 @@ ran (exportcore.eager_code.distribution).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import re
 import sys
 from importlib.machinery import EXTENSION_SUFFIXES
+from typing import Iterator
 
-__all__ = ["native_code", "loaded_libraries"]
+__all__ = ["native_code", "loaded_libraries", "generated"]
 
 #: Folders of the operating system's own libraries (libc, libstdc++, libm): they change with the
 #: machine's image, and a process loads them whatever its tests are.
@@ -36,7 +43,26 @@ SYSTEM_FOLDERS = ("/lib/", "/lib32/", "/lib64/", "/usr/lib/", "/usr/lib32/", "/u
 
 def native_code() -> str:
     """Return the native libraries the identity must name by content, as one digest ("" when there are none)."""
-    return _digest(frozenset(path for path in loaded_libraries() if not _named_elsewhere(path)))
+    return _digest(frozenset(path for path in loaded_libraries()
+                             if not _named_elsewhere(path) and _undeleted(path) not in _GENERATED))
+
+
+@contextlib.contextmanager
+def generated() -> Iterator[None]:
+    """Inside the block the engine lowers or loads a program's compiled code: what it maps is not the user's."""
+    before = loaded_libraries()
+    try:
+        yield
+    finally:
+        _GENERATED.update(_undeleted(path) for path in loaded_libraries() - before)
+
+
+#: Libraries a target compiled from a program and mapped (by path, " (deleted)" taken off)
+_GENERATED: set[str] = set()
+
+
+def _undeleted(path: str) -> str:
+    return path.removesuffix(" (deleted)")
 
 
 def _digest(paths: frozenset[str]) -> str:

@@ -10,9 +10,12 @@ model's functions read (exportcore.eager_code).
 
 A value is described the same way in every process or not at all: plain values by repr, tensors
 and arrays by their bytes, containers item by item, functions and classes by module and name,
-objects of user or library classes (a config, a dataclass) by their attributes. Objects of the
-standard library or of torch beyond those (a logger, a lock, a generator) by their type only: their
-state is the process's, not the model's. A tensor this module cannot read (a subclass, meta) means
+objects of user or library classes (a config, a dataclass) by their attributes and their classes'
+data attributes (``class Net: LIMIT = 16``), a function by its name with what its closure and defaults
+hold (``make_scaler(2.0)``), a bound method with the object it is bound to (a hook that is a method
+of a plain object). Objects of the standard library or of torch beyond those (a logger, a lock, a
+generator) by their type only: their state is the process's, not the model's; but a
+``SimpleNamespace`` or ``argparse.Namespace`` is a config, read by its attributes. A tensor this module cannot read (a subclass, meta) means
 no digest, so the case is never served from the cache.
 """
 
@@ -26,7 +29,7 @@ import sys
 import types
 from typing import Any
 
-__all__ = ["state_digest", "Reader", "Unreadable"]
+__all__ = ["state_digest", "Reader", "Unreadable", "opaque_module"]
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 #: Packages whose objects are described by their type only (besides the standard library's).
@@ -104,7 +107,15 @@ class Reader:
         if isinstance(value, functools.partial):
             return f"partial {self(value.func)} {self(value.args)} {self(value.keywords)}"
         if isinstance(value, types.MethodType):
-            return f"method {_name(value.__func__)}"  # its self: the module or object that holds it
+            bound = value.__self__
+            if self.torch is not None and isinstance(bound, self.torch.nn.Module) or isinstance(bound, type) \
+                    or _opaque(type(bound)):
+                return f"method {_name(value.__func__)}"  # a module's: the module is read as one of the tree
+            return f"method {_name(value.__func__)} of {self(bound)}"  # a hook on a plain object: its state
+        if isinstance(value, types.FunctionType) and not opaque_module(value.__module__):
+            # a closure a factory made (``make_scaler(2.0)``): the same name, other behaviour
+            return (f"function {_name(value)} {self(_cells(value))} {self(value.__defaults__)} "
+                    f"{self(value.__kwdefaults__)}")
         if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)):
             return f"{type(value).__name__} {_name(value)}"
         if self.torch is not None and isinstance(value, self.torch.nn.Module):
@@ -113,6 +124,8 @@ class Reader:
                    f"{self(dict(value.named_buffers()))}"
         if all(hasattr(value, a) for a in ("dtype", "shape", "tobytes")) and callable(value.tobytes):
             return f"{kind} {value.dtype} {tuple(value.shape)} {hashlib.blake2b(value.tobytes()).hexdigest()}"
+        if _namespace(type(value)):
+            return f"{kind}({','.join(f'{k}={self(v)}' for k, v in vars(value).items())})"
         if _opaque(type(value)):
             return f"object {kind}"
         if dataclasses.is_dataclass(value):
@@ -123,7 +136,24 @@ class Reader:
             for slot in _slots(cls):
                 if slot not in fields and hasattr(value, slot):
                     fields[slot] = getattr(value, slot)
-        return f"{kind}({','.join(f'{k}={self(v)}' for k, v in fields.items() if not _fingerprint(k))})"
+        return (f"{kind}({','.join(f'{k}={self(v)}' for k, v in fields.items() if not _fingerprint(k))})"
+                f"{self.class_attributes(type(value))}")
+
+    def class_attributes(self, cls: type) -> str:
+        """The data attributes of ``cls`` and its bases outside torch and the standard library.
+
+        Code (functions, properties, static and class methods) is left to exportcore.eager_code,
+        which names what eager ran by its source.
+        """
+        parts = []
+        for base in cls.__mro__:
+            if _opaque(base):
+                continue
+            for attr, value in vars(base).items():
+                if attr.startswith("__") or _fingerprint(attr) or isinstance(value, _CODE):
+                    continue
+                parts.append(f"{_name(base)}.{attr}={self(value)}")
+        return f" class {';'.join(parts)}" if parts else ""
 
     def module_attributes(self, module: Any) -> str:
         internals = _internals(self.torch)
@@ -135,7 +165,7 @@ class Reader:
                 continue
             if not _fingerprint(attr):
                 parts.append(f"{attr}={self(value)}")
-        return ";".join(parts)
+        return ";".join(parts) + self.class_attributes(type(module))
 
     def tensor(self, value: Any) -> str:
         from exportcore.identity import values_digest
@@ -150,6 +180,32 @@ def _name(obj: Any) -> str:
     return f"{getattr(obj, '__module__', None)}.{getattr(obj, '__qualname__', getattr(obj, '__name__', '?'))}"
 
 
+#: What a class holds that is code, not state: named by its source where eager runs it.
+_CODE = (types.FunctionType, staticmethod, classmethod, property, types.MemberDescriptorType,
+         types.GetSetDescriptorType, types.WrapperDescriptorType, types.MethodDescriptorType, functools.cached_property)
+
+
+def _cells(function: Any) -> list[Any]:
+    values = []
+    for cell in function.__closure__ or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            values.append("<empty>")
+    return values
+
+
+def _namespace(cls: type) -> bool:
+    """A standard-library class that is only a bag of attributes: read like a user's config object."""
+    return cls is types.SimpleNamespace or (cls.__module__ == "argparse" and cls.__name__ == "Namespace")
+
+
+def opaque_module(module: str | None) -> bool:
+    """Whether objects of ``module`` are torch's, the standard library's or this engine's: named by versions."""
+    root = (module or "").partition(".")[0]
+    return root in _OPAQUE or root in sys.stdlib_module_names
+
+
 def _fingerprint(attr: str) -> bool:
     """Whether an attribute holds a hash of the object's other attributes (transformers' GenerationConfig
     keeps ``hash(self)``): those are described themselves, and str's hash differs in every process."""
@@ -157,8 +213,7 @@ def _fingerprint(attr: str) -> bool:
 
 
 def _opaque(cls: type) -> bool:
-    root = (cls.__module__ or "").partition(".")[0]
-    return root in _OPAQUE or root in sys.stdlib_module_names
+    return opaque_module(cls.__module__)
 
 
 def _slots(cls: type) -> tuple[str, ...]:

@@ -7,7 +7,8 @@ the same answers, so the second mode takes the first mode's findings and notes f
 steps instead of running them; the steps that read the mode's own program structure (state,
 specialization) still run. The outcome says so (``reused_from``).
 
-"The same" is proven, not assumed (exportcore.identity): the canonical program structure,
+"The same" is proven, not assumed (exportcore.identity): the canonical program structure (and the
+code outside torch only the later steps run: exportcore.program_code),
 the model's own parameters and buffers by value (eager is the reference), the program's
 lifted constants by value, the example inputs by value, eager's outputs on them (bit for
 bit), and every option that decides what is checked. Only a program whose walk passed donates: a
@@ -61,6 +62,7 @@ def key_of(run: Run) -> str | None:
     from exportcore.devices import device_facts
     from exportcore.identity import structure
     from exportcore.isolation import settings_text
+    from exportcore.program_code import program_code
 
     if run.target is not None or run.ep is None or not run.reuse:
         return None
@@ -78,7 +80,9 @@ def key_of(run: Run) -> str | None:
         _draw_settings(run), getattr(run.spec, "budget", None), run.outcome.declared,
     )
     try:
-        text = structure(run.ep)
+        # and the code outside torch that only the steps after capture run: a decomposition a project
+        # put in torch's table, the pytree nodes .module() and save/load build its outputs with
+        text = f"{structure(run.ep)}\n{program_code(run.ep)}"
     except Exception:  # noqa: BLE001 - a program we cannot describe is not shared, never an error
         return None
     return hashlib.blake2b(f"{options!r}\n{text}".encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()

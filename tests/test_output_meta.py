@@ -127,3 +127,29 @@ def test_contradiction_binds_symbols_to_the_call_inputs() -> None:
     honest_ep = torch.export.export(Calls(honest), (torch.randn(4, 3),))
     module = honest_ep.module()
     assert contradiction(module, (torch.randn(4, 3),), {}, module(torch.randn(4, 3))) is None
+
+
+class Halves:
+    """An output type registered without ``flatten_with_keys_fn``: export accepts it, key paths do not exist."""
+
+    def __init__(self, low, high):
+        self.low, self.high = low, high
+
+
+torch.utils._pytree.register_pytree_node(
+    Halves, lambda h: ([h.low, h.high], None), lambda values, context: Halves(*values),
+    serialized_type_name="test_output_meta.Halves",
+)
+
+
+class Split(torch.nn.Module):
+    def forward(self, x):
+        return Halves(x * 2, x + 1)
+
+
+def test_an_output_type_without_key_paths_is_checked_by_position_not_an_error() -> None:
+    # key paths were required here, and their absence raised out of check(): an error verdict on a
+    # model that exports and matches eager
+    out = exportcore.check(Split(), (torch.randn(4, 3),), dynamic_shapes={"x": {0: Dim("n", min=2, max=8)}},
+                           mode="non_strict", examples=3)
+    assert out.status == "passed", out.failure

@@ -218,6 +218,27 @@ def test_a_native_library_is_named_by_its_content_not_where_the_checkout_built_i
     assert torch_libraries and all(native_code._named_elsewhere(path) for path in torch_libraries)
 
 
+def test_code_a_target_compiled_from_a_program_is_not_the_users_native_code(tmp_path) -> None:
+    # AOTInductor extracts its .so to a temporary folder, maps it and deletes it while mapped: named
+    # as the user's code, it would never match again, and every case after the first AOTInductor
+    # column of a process ran in full. A copy of a stdlib extension module stands for it.
+    import ctypes
+    import shutil
+
+    from exportcore.native_code import generated, loaded_libraries, native_code
+
+    library = _native_libraries(3)[2]
+    before = native_code()
+    compiled = tmp_path / "aotinductor_x" / "model.wrapper.so"
+    compiled.parent.mkdir()
+    shutil.copy(library, compiled)
+    with generated():
+        ctypes.CDLL(str(compiled))
+    compiled.unlink()
+    assert any(path.startswith(str(compiled)) for path in loaded_libraries())  # still mapped, as AOTInductor's
+    assert native_code() == before
+
+
 def _global_hook() -> None:
     torch.nn.modules.module.register_module_forward_hook(lambda module, args, output: output)
 

@@ -31,7 +31,11 @@ def contradiction(program: Any, args: tuple, kwargs: dict, outputs: Any) -> str 
     if output is None:
         return None
     declared = tree_leaves(output.args)
-    actual, _ = tree_flatten_with_path(outputs)
+    try:
+        actual = [(keystr(path), value) for path, value in tree_flatten_with_path(outputs)[0]]
+    except ValueError:
+        # an output type registered without flatten_with_keys_fn, which export accepts: by position
+        actual = [(f" leaf {i}", value) for i, value in enumerate(tree_leaves(outputs))]
     if len(declared) != len(actual):
         return None  # the module's own output spec rearranged them: nothing to pair safely
     bindings = _bindings(program, graph, args, kwargs)
@@ -39,7 +43,7 @@ def contradiction(program: Any, args: tuple, kwargs: dict, outputs: Any) -> str 
         val = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
         if not isinstance(val, torch.Tensor) or not isinstance(value, torch.Tensor):
             continue
-        where = f"output{keystr(path)} (graph node {node.name}{_made_by(node)})"
+        where = f"output{path} (graph node {node.name}{_made_by(node)})"
         if val.dtype != value.dtype:
             return f"{where}: the graph declares dtype {val.dtype}, the program returned {value.dtype}"
         sizes = [_concrete(size, bindings) for size in val.shape]

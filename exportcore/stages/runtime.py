@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from exportcore.compare import default_tolerances
 from exportcore.execute import clone_tree
 from exportcore.failures import target_unavailable
+from exportcore.native_code import generated
 from exportcore.programs import RuntimeSide
 from exportcore.sides import prepare
 from exportcore.stages import capture as capture_stage
@@ -90,8 +91,9 @@ def lower(run: Run) -> None:
     side = _side(run)
     with run.clock.stage("lower"):
         try:
-            side.lowered = side.target.lower(run.ep, *clone_tree((run.args, run.kwargs)), side.workdir,
-                                             run.target_options)
+            with generated():  # the compiled program, if it is mapped here, is not the user's native code
+                side.lowered = side.target.lower(run.ep, *clone_tree((run.args, run.kwargs)), side.workdir,
+                                                 run.target_options)
         except Exception as exc:
             run.fail(target_failure(exc, "lower", side.label))
 
@@ -101,7 +103,8 @@ def load(run: Run) -> None:
     side = _side(run)
     with run.clock.stage("load"):
         try:
-            side.runner = side.target.load(side.lowered, run.ep, run.target_options, run.device)
+            with generated():
+                side.runner = side.target.load(side.lowered, run.ep, run.target_options, run.device)
         except Exception as exc:
             run.fail(target_failure(exc, "load", side.label))
     run.outcome.notes.extend(side.lowered.notes)
