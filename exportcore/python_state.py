@@ -49,7 +49,13 @@ def state_digest(model: Any) -> str | None:
     try:
         read = Reader(torch)
         if isinstance(model, torch.nn.Module):
-            for name, module in model.named_modules(remove_duplicate=False):
+            modules = list(model.named_modules(remove_duplicate=False))
+            for name, module in reversed(modules):  # the first name of a shared module is the one kept
+                # A module of the tree that a closure or a hook holds (``self`` in a hook made in
+                # __init__) is named by its path: its attributes and tensors are read here once.
+                read.done[id(module)] = f"module of the model at {name!r}"
+                read.keep.append(module)
+            for name, module in modules:
                 h.update(f"{name}:{read.module_attributes(module)};".encode("utf-8", "surrogatepass"))
         else:
             h.update(read(model).encode("utf-8", "surrogatepass"))
