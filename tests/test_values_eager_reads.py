@@ -95,18 +95,19 @@ class HookLimit(torch.nn.Module):
         return x.cumsum(0)
 
 
-@pytest.mark.parametrize("make", [
-    pytest.param(lambda limit: class_limit(limit)(), id="class attribute"),
-    pytest.param(NamespaceLimit, id="SimpleNamespace config"),
-    pytest.param(ClosureLimit, id="closure of a factory"),
-    pytest.param(MethodLimit, id="object of a bound method"),
-    pytest.param(HookLimit, id="object of a hook method"),
+@pytest.mark.parametrize("make, mode", [
+    pytest.param(lambda limit: class_limit(limit)(), "strict", id="class attribute"),
+    pytest.param(NamespaceLimit, "strict", id="SimpleNamespace config"),
+    pytest.param(ClosureLimit, "strict", id="closure of a factory"),
+    pytest.param(MethodLimit, "strict", id="object of a bound method"),
+    # non-strict: torch 2.6's dynamo cannot capture this hook (torch 2.15's can)
+    pytest.param(HookLimit, "non_strict", id="object of a hook method"),
 ])
-def test_a_limit_held_anywhere_in_the_models_state_is_read(tmp_path, make) -> None:
+def test_a_limit_held_anywhere_in_the_models_state_is_read(tmp_path, make, mode) -> None:
     cache = ResultCache(tmp_path / "cache")
-    assert check(cache, lambda: make(1000)).status == "passed"
-    assert served(check(cache, lambda: make(1000)))  # unchanged: served
-    edited = check(cache, lambda: make(20))
+    assert check(cache, lambda: make(1000), mode).status == "passed"
+    assert served(check(cache, lambda: make(1000), mode))  # unchanged: served
+    edited = check(cache, lambda: make(20), mode)
     assert not served(edited)
     assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
 
