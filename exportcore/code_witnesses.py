@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exportcore.eager_code import CodeRecord, described, distribution, globals_read, source_block, versioned
-from exportcore.python_state import Reader
+from exportcore.python_state import Reader, closure
 
-__all__ = ["Witness", "witnesses", "hold", "cell_values"]
+__all__ = ["Witness", "witnesses", "hold"]
 
 
 @dataclass
@@ -110,19 +110,9 @@ def _homes(model: Any) -> dict[str, dict[str, Any]]:
         for value in [part, *held]:
             function = getattr(value, "__func__", value)
             # and what a forward's closure holds: the plain function check() wrapped in a module
-            for found in (function, *cell_values(function)):
+            for found in (function, *closure(function).values()):
                 globs = getattr(found, "__globals__", None)
                 if isinstance(globs, dict) and isinstance(globs.get("__name__"), str):
                     homes.setdefault(globs["__name__"], globs)
     return homes
 
-
-def cell_values(function: Any) -> list[Any]:
-    """The values a function's closure holds (empty cells left out)."""
-    values = []
-    for cell in getattr(function, "__closure__", None) or ():
-        try:
-            values.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            pass
-    return values

@@ -208,9 +208,6 @@ def _global(found: dict[str, Any], name: str) -> Any:
     return _MISSING
 
 
-
-
-
 def _cells(frame: types.FrameType) -> dict[str, Any]:
     try:
         local = frame.f_locals

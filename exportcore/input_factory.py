@@ -37,7 +37,7 @@ def factory_identity(run: Run) -> str | None:
         return None
     import torch
 
-    from exportcore.code_witnesses import cell_values
+    from exportcore.python_state import closure
     from exportcore.eager_code import CodeRecord
     from exportcore.identity import values_digest
     from exportcore.shapes.synth import drawn_for
@@ -62,7 +62,7 @@ def factory_identity(run: Run) -> str | None:
         return None
     # the tensors its closure holds, by value: the record leaves tensors to eager's answer, and a
     # factory may read one only at shapes other than the examples' (a table of token ids past some length)
-    held = [value for value in cell_values(factory) if isinstance(value, torch.Tensor)]
+    held = [value for value in closure(factory).values() if isinstance(value, torch.Tensor)]
     code, values, tensors = record.digest(), values_digest((drawn.args, drawn.kwargs)), values_digest(held)
     if code is None or values is None or tensors is None:
         return None

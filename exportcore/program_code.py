@@ -26,7 +26,7 @@ import types
 from typing import Any
 
 from exportcore.eager_code import described, globals_read, source_block, versioned
-from exportcore.python_state import Reader, opaque_module
+from exportcore.python_state import Reader, closure, opaque_module
 
 __all__ = ["program_code"]
 
@@ -109,15 +109,7 @@ def _code(fn: Any, reader: Reader) -> str:
     source = source_block(code.co_filename, code.co_firstlineno)
     if source is None:
         return f"{name} (no source)@{id(fn)}"  # cannot be proven in another process: never matches there
-    cells = {var: _cell(cell) for var, cell in zip(code.co_freevars, fn.__closure__ or ())}
-    return f"{name} {described(source, globals_read(code), fn.__globals__, cells, reader)}"
-
-
-def _cell(cell: Any) -> Any:
-    try:
-        return cell.cell_contents
-    except ValueError:  # an empty cell
-        return None
+    return f"{name} {described(source, globals_read(code), fn.__globals__, closure(fn), reader)}"
 
 
 def _value(value: Any, reader: Reader) -> str:

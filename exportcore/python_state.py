@@ -15,8 +15,8 @@ data attributes (``class Net: LIMIT = 16``), a function by its name with what it
 hold (``make_scaler(2.0)``), a bound method with the object it is bound to (a hook that is a method
 of a plain object). Objects of the standard library or of torch beyond those (a logger, a lock, a
 generator) by their type only: their state is the process's, not the model's; but a
-``SimpleNamespace`` or ``argparse.Namespace`` is a config, read by its attributes. A tensor this module cannot read (a subclass, meta) means
-no digest, so the case is never served from the cache.
+``SimpleNamespace`` or ``argparse.Namespace`` is a config, read by its attributes. A tensor this
+module cannot read (a subclass, meta) means no digest, so the case is never served from the cache.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import sys
 import types
 from typing import Any
 
-__all__ = ["state_digest", "Reader", "Unreadable", "opaque_module"]
+__all__ = ["state_digest", "Reader", "Unreadable", "opaque_module", "closure"]
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 #: Packages whose objects are described by their type only (besides the standard library's).
@@ -120,7 +120,7 @@ class Reader:
             return f"method {_name(value.__func__)} of {self(bound)}"  # a hook on a plain object: its state
         if isinstance(value, types.FunctionType) and not opaque_module(value.__module__):
             # a closure a factory made (``make_scaler(2.0)``): the same name, other behaviour
-            return (f"function {_name(value)} {self(_cells(value))} {self(value.__defaults__)} "
+            return (f"function {_name(value)} {self(closure(value))} {self(value.__defaults__)} "
                     f"{self(value.__kwdefaults__)}")
         if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)):
             return f"{type(value).__name__} {_name(value)}"
@@ -191,14 +191,16 @@ _CODE = (types.FunctionType, staticmethod, classmethod, property, types.MemberDe
          types.GetSetDescriptorType, types.WrapperDescriptorType, types.MethodDescriptorType, functools.cached_property)
 
 
-def _cells(function: Any) -> list[Any]:
-    values = []
-    for cell in function.__closure__ or ():
+def closure(function: Any) -> dict[str, Any]:
+    """What a function's closure holds, by free variable name (empty cells left out)."""
+    code = getattr(function, "__code__", None)
+    found = {}
+    for name, cell in zip(getattr(code, "co_freevars", ()), getattr(function, "__closure__", None) or ()):
         try:
-            values.append(cell.cell_contents)
+            found[name] = cell.cell_contents
         except ValueError:  # an empty cell
-            values.append("<empty>")
-    return values
+            pass
+    return found
 
 
 def _namespace(cls: type) -> bool:
