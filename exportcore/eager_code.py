@@ -7,9 +7,9 @@ threshold eager checks at shapes larger than the example's. Edit such code, or u
 library that holds it, and a cold run may find at a drawn shape what a warm run would serve as
 the old pass. So the result cache's identity also names every Python function eager ran on the
 examples, by its source, with the module constants it reads (``MAX_LEN = 512``, a config object:
-described as exportcore.python_state describes a module's attributes). torch's
-own code, its dependencies, the standard library and this engine are named by their versions
-already: left out.
+described as exportcore.python_state describes a module's attributes), and the environment
+variables that code reads (exportcore.environ_reads). torch's own code, its dependencies, the
+standard library and this engine are named by their versions already: left out.
 
 Recording needs the interpreter's profile hook; when something else holds it (cProfile, a
 profiler of the user's), there is no digest and the case is not served from or stored in the
@@ -32,6 +32,7 @@ import tokenize
 import types
 from typing import Any, Callable, TypeVar
 
+from exportcore.environ_reads import reading
 from exportcore.python_state import Reader, opaque_module
 
 __all__ = [
@@ -67,6 +68,9 @@ class CodeRecord:
         self.seen: dict[int, tuple[types.CodeType, dict[str, Any], dict[str, Any]]] = {}
         #: False once a call ran while another profile hook was in use: what it ran is unknown
         self.complete = True
+        #: the environment variables the calls read, by name: a digest of the value, None when unset
+        #: (exportcore.environ_reads)
+        self.environ: dict[str, str | None] = {}
 
     def run(self, fn: Callable[[], T]) -> T:
         """Return ``fn()``, adding the functions it ran to the record."""
@@ -98,7 +102,8 @@ class CodeRecord:
         gc.disable()
         sys.setprofile(profile)
         try:
-            return fn()
+            with reading(self.environ, ignored=lambda frame: bool(aside) or _read_by_torch(frame)):
+                return fn()
         finally:
             sys.setprofile(None)
             if collecting:
@@ -117,10 +122,26 @@ class CodeRecord:
         # and may leave every line of its Python the same: the versions of those eager ran code of.
         parts += sorted({found for code, _, _ in self.seen.values() for found in [distribution(code.co_filename)]
                          if found})
+        parts += sorted(f"environ {name}={value}" for name, value in self.environ.items())
         digest = hashlib.blake2b(digest_size=16)
         for part in parts:
             digest.update(part.encode("utf-8", "surrogatepass"))
         return digest.hexdigest()
+
+
+def _read_by_torch(frame: types.FrameType | None) -> bool:
+    """Whether the code that read an environment variable is torch's, its dependencies' or the engine's.
+
+    The stdlib frames a read passes through (``os.getenv``, ``Mapping.get``) are skipped: the
+    reader is the first frame past them.
+    """
+    _, installed, stdlib, _ = roots()
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (filename.startswith("<frozen ") or filename.startswith(stdlib) and not filename.startswith(installed)):
+            return versioned(filename)
+        frame = frame.f_back
+    return True
 
 
 def _aside(code: types.CodeType) -> bool:

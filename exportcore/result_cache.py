@@ -37,7 +37,8 @@ __all__ = ["ResultCache", "CACHE_MODES", "FORMAT"]
 #: Bumped whenever what an entry means changes: older entries are then foreign, i.e. ignored.
 #: 2: entries name the code run beyond the examples (exportcore.code_witnesses).
 #: 3: and an installed library's version where that code is the library's.
-FORMAT = 3
+#: 4: and the environment variables it read (exportcore.environ_reads).
+FORMAT = 4
 #: ``off``: neither read nor write; ``read``: take entries, write none (e.g. a PR job on a main
 #: branch's cache); ``write``: check in full, then store; ``on``: both.
 CACHE_MODES = ("off", "read", "write", "on")
@@ -58,6 +59,9 @@ class Entry:
     examples: ExampleStats | None = None
     #: functions the walk ran only beyond the examples: served only while each is unchanged
     witnesses: list[Witness] = field(default_factory=list)
+    #: environment variables the walk read beyond the examples, by name: a digest of the value, None when
+    #: unset; served only while each still has it
+    environ: dict[str, str | None] = field(default_factory=dict)
 
 
 class ResultCache:

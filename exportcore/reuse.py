@@ -188,12 +188,13 @@ def _cached(run: Run, key: str | None) -> Donation | None:
     if entry is None:
         return None
     from exportcore.code_witnesses import hold
+    from exportcore.environ_reads import unchanged as same_environ
 
     try:
-        unchanged = hold(entry.witnesses, run.model)
+        unchanged = hold(entry.witnesses, run.model) and same_environ(entry.environ)
     except Exception:  # noqa: BLE001 - a witness that cannot be read again proves nothing: run in full
         unchanged = False
-    if not unchanged:  # code the earlier walk ran beyond the examples was edited since
+    if not unchanged:  # code the earlier walk ran beyond the examples was edited since, or what it read
         return None
     return Donation(mode=entry.mode, digest=identity.split("|")[1], inputs=None, findings=entry.findings,
                     notes=entry.notes, graph=entry.graph, examples=entry.examples, origin=entry.run)
@@ -222,9 +223,12 @@ def store(run: Run, key: str | None, donation: Donation) -> None:
         if identity is not None and beyond is not None:
             from exportcore.result_cache import Entry, FORMAT, run_label
 
+            examples, later = run.code_records
+            # the examples' reads are in the identity already (eager_code's digest)
+            environ = {name: value for name, value in later.environ.items() if name not in examples.environ}
             run.cache.put(identity, Entry(format=FORMAT, identity=identity, mode=run.mode.name, run=run_label(),
                                           findings=donation.findings, notes=donation.notes, graph=donation.graph,
-                                          examples=donation.examples, witnesses=beyond))
+                                          examples=donation.examples, witnesses=beyond, environ=environ))
 
 
 def clear() -> None:

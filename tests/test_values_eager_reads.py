@@ -4,11 +4,13 @@ Each model leaves the traced path past a row limit (export takes the first branc
 past it only when the limit is small: 8-row examples never show it, drawn shapes up to 64 rows do.
 The limit lives somewhere else in each: a class attribute, a config namespace, a closure a factory
 made, an object a bound method belongs to (stored, or registered as a hook), a global function
-alias, a class or module a global names. A cold run of the edited model fails; a warm run must too.
+alias, a class or module a global names, an environment variable. A cold run of the edited model
+fails; a warm run must too.
 """
 
 from __future__ import annotations
 
+import os
 import types
 from pathlib import Path
 
@@ -155,3 +157,40 @@ def test_a_value_eager_reads_through_a_global_is_read(tmp_path, before, after) -
     edited = check(cache, load(tmp_path, **{**base, **after}))
     assert not served(edited)
     assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
+
+
+ROWS_VARIABLE = "PTE_TEST_CHUNK_ROWS"
+
+
+class EnvLimit(torch.nn.Module):
+    """Reads its limit from the environment on every call: at the examples' 8 rows too, where it changes nothing."""
+
+    def forward(self, x):
+        return chunked(x, int(os.environ.get(ROWS_VARIABLE, "1000")))
+
+
+class EnvLimitBeyond(torch.nn.Module):
+    """Reads its limit only past 16 rows: the examples' record of eager never sees the read."""
+
+    def forward(self, x):
+        if torch.compiler.is_compiling() or x.shape[0] <= 16:
+            return x.cumsum(0)
+        return chunked(x, int(os.getenv(ROWS_VARIABLE, "1000")))
+
+
+# non-strict: dynamo would have to trace the read in EnvLimit (it never reaches EnvLimitBeyond's)
+@pytest.mark.parametrize("model", [EnvLimit, EnvLimitBeyond], ids=["read at the examples", "read beyond them"])
+def test_an_environment_variable_forward_reads_is_read(tmp_path, monkeypatch, model) -> None:
+    cache = ResultCache(tmp_path / "cache")
+    monkeypatch.delenv(ROWS_VARIABLE, raising=False)
+    assert check(cache, model, "non_strict").status == "passed"
+    monkeypatch.setenv(ROWS_VARIABLE, "1000")  # unset and set to its default: the same walk, but not provably
+    first = check(cache, model, "non_strict")
+    assert first.status == "passed"
+    assert served(check(cache, model, "non_strict"))  # unchanged since: served
+    monkeypatch.setenv(ROWS_VARIABLE, "20")
+    edited = check(cache, model, "non_strict")
+    assert not served(edited)
+    assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
+    monkeypatch.setenv(ROWS_VARIABLE, "1000")
+    assert served(check(cache, model, "non_strict"))  # back as it was: the first entry serves again
