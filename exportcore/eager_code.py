@@ -152,7 +152,10 @@ def _aside(code: types.CodeType) -> bool:
     eager) calls into sympy in an order that follows string hashing, different in every process.
     Neither is the model's behaviour, and recording them would make every digest a new one.
     """
-    return code.co_name == "<module>" or code.co_filename.startswith(roots()[3])
+    # (a module body has a file; ``eval``/``exec`` of a string in forward is the model's own, its
+    # calls are recorded)
+    return code.co_name == "<module>" and not code.co_filename.startswith("<string") \
+        or code.co_filename.startswith(roots()[3])
 
 
 def _describe(code: types.CodeType, found: dict[str, Any], cells: dict[str, Any], reader: Reader) -> str:
@@ -183,21 +186,30 @@ def described(source: str, names: list[str], found: dict[str, Any], cells: dict[
 
 
 def globals_read(code: types.CodeType) -> list[str]:
-    """The global names the code loads, and ``name.attr`` where it reads an attribute of one right away.
+    """The global names the code loads, and ``name.attr`` (``name.a.b``) where it reads attributes of one right away.
 
     (``co_names`` also holds attribute names: ``self.model`` is not the test module's global
-    ``model``, which would be read, and hashed, for nothing.) ``name.attr``: a module or class
-    global is code, but ``config.LIMIT`` or ``Net.THRESHOLD`` read through it is a value.
+    ``model``, which would be read, and hashed, for nothing.) ``name.attr``: a module global is
+    code, but ``config.LIMIT``, ``Net.THRESHOLD`` or ``configs.model.LIMIT`` read through it is a value.
     """
     found: set[str] = set()
-    previous = None
+    chain: str | None = None  # the dotted name the instructions so far load
     for ins in dis.get_instructions(code):
         if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-            found.add(ins.argval)
-        elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and previous is not None \
-                and previous.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-            found.add(f"{previous.argval}.{ins.argval}")
-        previous = ins
+            chain = ins.argval
+        elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and chain is not None:
+            chain = f"{chain}.{ins.argval}"
+        elif ins.opname == "LOAD_CONST" and chain is not None and isinstance(ins.argval, str) \
+                and ins.argval.isidentifier():
+            # ``getattr(cfg, "LIMIT")``: a global, then a name; read as ``cfg.LIMIT`` (a guess that
+            # is wrong only adds a value to the digest)
+            found.add(f"{chain}.{ins.argval}")
+            chain = None
+            continue
+        else:
+            chain = None
+            continue
+        found.add(chain)
     return sorted(found)
 
 
@@ -205,17 +217,19 @@ _MISSING = object()
 
 
 def _global(found: dict[str, Any], name: str) -> Any:
-    """The value of global ``name`` in ``found``, or of ``base.attr`` where ``base`` is a module or class.
+    """The value of global ``name`` in ``found``, or of ``base.attr...`` through modules and classes.
 
     Read without running code (no module ``__getattr__``, no descriptor): only what the module or
     class holds itself, and only outside torch and the standard library, whose versions name theirs.
     """
-    base, dot, attr = name.partition(".")
-    if base not in found:
-        return _MISSING
-    value = found[base]
-    if not dot:
-        return value
+    base, *attrs = name.split(".")
+    value = found.get(base, _MISSING)
+    for attr in attrs:
+        value = _attribute(value, attr)
+    return value
+
+
+def _attribute(value: Any, attr: str) -> Any:
     if isinstance(value, types.ModuleType):
         if opaque_module(getattr(value, "__name__", "")):
             return _MISSING
@@ -245,11 +259,13 @@ def _tensor_or_module(value: Any) -> bool:
 def _constant(value: Any, reader: Reader) -> str | None:
     """A module constant by value (``LIMIT = 16``, ``SIZES = (8, 16)``, a config object), None for code.
 
-    Modules and classes are code: named by their source when eager runs them, and what the code
-    reads of them apart (``globals_read``). A function is named, with what its closure holds: an
-    alias (``ACT = torch.relu``) is code no record of eager's names (torch's) or one a factory made.
+    Modules are code: named by their source when eager runs them, and what the code reads of them
+    apart (``globals_read``). A class outside torch and the standard library is read by its data
+    attributes and what its methods' defaults and closures hold (``Cfg.limit()`` returning
+    ``cls.LIMIT``). A function is named, with what its closure holds: an alias (``ACT = torch.relu``)
+    is code no record of eager's names (torch's) or one a factory made.
     """
-    if isinstance(value, (types.ModuleType, type)):
+    if isinstance(value, types.ModuleType) or isinstance(value, type) and opaque_module(value.__module__):
         return None
     try:
         return reader(value)

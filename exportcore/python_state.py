@@ -8,20 +8,24 @@ shape while a warm run, proving only graph, tensors and eager's answer the same,
 old pass. So the identity names every module's attributes by value, as the module constants the
 model's functions read (exportcore.eager_code).
 
-A value is described the same way in every process or not at all: plain values by repr, tensors
-and arrays by their bytes, containers item by item, functions and classes by module and name,
-objects of user or library classes (a config, a dataclass) by their attributes and their classes'
-data attributes (``class Net: LIMIT = 16``), a function by its name with what its closure and defaults
-hold (``make_scaler(2.0)``), a bound method with the object it is bound to (a hook that is a method
-of a plain object). Objects of the standard library or of torch beyond those (a logger, a lock, a
-generator) by their type only: their state is the process's, not the model's; but a
-``SimpleNamespace`` or ``argparse.Namespace`` is a config, read by its attributes. A tensor this
-module cannot read (a subclass, meta) means no digest, so the case is never served from the cache.
+A value is described the same way in every process or not at all: plain values by repr, an enum
+member by name and value, tensors and arrays by their bytes, containers item by item, torch's and
+the standard library's functions and classes by module and name, objects of user or library
+classes (a config, a dataclass) by their attributes and their classes' data attributes (``class
+Net: LIMIT = 16``), a user's class itself (``self.cfg = Cfg``) by those data attributes, a function
+by its name with what its closure and defaults hold (``make_scaler(2.0)``), a method in a class by
+its defaults and the closure its decorator made, a bound method with the object it is bound to (a
+hook that is a method of a plain object). Objects of the standard library or of torch are
+described by their type only (a logger, a lock, a generator: their state is the process's, not the
+model's), except those that are a config's values: ``SimpleNamespace``, ``argparse.Namespace``, a
+``ConfigParser``, a mapping proxy, a deque, a slice or range, a decimal or fraction, ``torch.finfo``.
+A tensor this module cannot read (a subclass, meta) means no digest, so the case is never served
+from the cache.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import collections
 import enum
 import functools
 import hashlib
@@ -77,8 +81,8 @@ class Reader:
         self.keep: list[Any] = []  # what ``done`` is keyed by stays alive, so no id is reused meanwhile
 
     def __call__(self, value: Any) -> str:
-        if isinstance(value, enum.Enum):
-            return f"enum {_name(type(value))}.{value.name}"
+        if isinstance(value, enum.Enum):  # and its value: ``ROWS = 16`` edited is another member
+            return f"enum {_name(type(value))}.{value.name}={self(value.value)}"
         if isinstance(value, _SCALARS):
             return f"{type(value).__name__} {value!r}"
         torch = self.torch
@@ -122,6 +126,9 @@ class Reader:
             # a closure a factory made (``make_scaler(2.0)``): the same name, other behaviour
             return (f"function {_name(value)} {self(closure(value))} {self(value.__defaults__)} "
                     f"{self(value.__kwdefaults__)}")
+        if isinstance(value, type) and not _opaque(value):
+            # a class used as a config (``self.cfg = Cfg``, ``Cfg.limit()``): its data attributes, as an object's
+            return f"class {_name(value)}{self.class_attributes(value)}"
         if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)):
             return f"{type(value).__name__} {_name(value)}"
         if self.torch is not None and isinstance(value, self.torch.nn.Module):
@@ -133,10 +140,9 @@ class Reader:
         if _namespace(type(value)):
             return f"{kind}({','.join(f'{k}={self(v)}' for k, v in vars(value).items())})"
         if _opaque(type(value)):
-            return f"object {kind}"
-        if dataclasses.is_dataclass(value):
-            fields = {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
-            return f"{kind}({','.join(f'{k}={self(v)}' for k, v in fields.items())})"
+            return f"{kind} {self.library_value(value)}"
+        # an object of a user's or a library's class, a dataclass too (its fields are in __dict__ or slots;
+        # a ClassVar and an attribute set after __init__ are state as well)
         fields = dict(getattr(value, "__dict__", {}))
         for cls in type(value).__mro__:
             for slot in _slots(cls):
@@ -145,21 +151,56 @@ class Reader:
         return (f"{kind}({','.join(f'{k}={self(v)}' for k, v in fields.items() if not _fingerprint(k))})"
                 f"{self.class_attributes(type(value))}")
 
+    def library_value(self, value: Any) -> str:
+        """A standard-library or torch object: by content where it is a value a config holds, else by type only."""
+        if isinstance(value, (types.MappingProxyType, collections.ChainMap)):
+            return self(dict(value))
+        if isinstance(value, collections.deque):
+            return self(list(value))
+        if isinstance(value, (range, slice)) or type(value).__module__ in ("decimal", "fractions"):
+            return repr(value)
+        configparser = sys.modules.get("configparser")
+        if configparser is not None and isinstance(value, configparser.RawConfigParser):
+            return self({name: dict(value.items(name, raw=True)) for name in value.sections()} | {
+                "DEFAULT": dict(value.defaults())})
+        torch = self.torch
+        if torch is not None and isinstance(value, (torch.finfo, torch.iinfo)):
+            return repr(value)
+        return "object"  # a logger, a lock, a generator: the process's state, not the model's
+
     def class_attributes(self, cls: type) -> str:
         """The data attributes of ``cls`` and its bases outside torch and the standard library.
 
         Code (functions, properties, static and class methods) is left to exportcore.eager_code,
-        which names what eager ran by its source.
+        which names what eager ran by its source; but not what a method's source does not show:
+        its defaults (``def forward(self, x, limit=LIMIT)``: ``LIMIT`` is read when the class is
+        made) and the closure a decorator gave it (``@chunked_by(LIMIT)``).
         """
         parts = []
         for base in cls.__mro__:
             if _opaque(base):
                 continue
             for attr, value in vars(base).items():
-                if attr.startswith("__") or _fingerprint(attr) or isinstance(value, _CODE):
+                if attr.startswith("__") or _fingerprint(attr):
+                    continue
+                if isinstance(value, _CODE):
+                    held = self.code_values(value)
+                    if held:
+                        parts.append(f"{_name(base)}.{attr}:{held}")
                     continue
                 parts.append(f"{_name(base)}.{attr}={self(value)}")
         return f" class {';'.join(parts)}" if parts else ""
+
+    def code_values(self, value: Any) -> str:
+        """What a method holds besides its source: defaults and closure cells ("" when none)."""
+        function = getattr(value, "__func__", value)  # a static or class method's function
+        if not isinstance(function, types.FunctionType):
+            return ""
+        # not ``__class__``, the cell every method that calls ``super()`` has: the class is being read
+        cells = {name: cell for name, cell in closure(function).items() if name != "__class__"}
+        if not (function.__defaults__ or function.__kwdefaults__ or cells):
+            return ""
+        return f"{self(function.__defaults__)} {self(function.__kwdefaults__)} {self(cells)}"
 
     def module_attributes(self, module: Any) -> str:
         internals = _internals(self.torch)
@@ -216,8 +257,9 @@ def opaque_module(module: str | None) -> bool:
 
 def _fingerprint(attr: str) -> bool:
     """Whether an attribute holds a hash of the object's other attributes (transformers' GenerationConfig
-    keeps ``hash(self)``): those are described themselves, and str's hash differs in every process."""
-    return attr.lower().endswith("hash")
+    keeps ``hash(self)`` as ``_original_object_hash``): those are described themselves, and str's hash
+    differs in every process. Private ones only: ``rows_before_hash = 16`` is a user's threshold."""
+    return attr.startswith("_") and attr.lower().endswith("hash")
 
 
 def _opaque(cls: type) -> bool:
