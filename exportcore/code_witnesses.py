@@ -13,9 +13,12 @@ served the entry only if every witness still describes the same, read from the s
 module and the installed library as they are now; one that cannot be found again (its module is
 not loaded) also means a full run, never a guess.
 
-Left out: a witness's closure cells (the call that would show them does not happen in the later
-session) and code of torch, its dependencies, the standard library and this engine (named by
-their versions, as in exportcore.eager_code).
+A witness's closure cells are part of it where the function is a global of its module under its
+own name (``long = make_long(LIMIT)`` in a helper module a forward imports): a later session finds
+it there without calling it. Otherwise left out (the call that would show them does not happen in
+the later session; a function a model attribute holds is read with the model's state), as is code
+of torch, its dependencies, the standard library and this engine (named by their versions, as in
+exportcore.eager_code).
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ class Witness:
     #: ``name==version`` of the installed library it belongs to ("" for the user's own code): its native
     #: kernels change with the version and may leave every line of its Python the same
     version: str = ""
+    #: the module global that holds it, whose closure cells the digest holds ("" when none does)
+    holder: str = ""
 
 
 def witnesses(later: CodeRecord, examples: CodeRecord) -> list[Witness] | None:
@@ -66,9 +71,11 @@ def witnesses(later: CodeRecord, examples: CodeRecord) -> list[Witness] | None:
             return None
         names = globals_read(code)
         where = os.path.relpath(code.co_filename, os.path.dirname(os.path.abspath(home)))
+        cells = _global_closure(globs, code.co_name, code.co_filename, code.co_firstlineno)
         found[(module, where, code.co_firstlineno)] = Witness(
             module=module, file=where, line=code.co_firstlineno, names=names,
-            digest=described(source, names, globs, {}, reader), version=distribution(code.co_filename) or "")
+            digest=described(source, names, globs, cells or {}, reader), version=distribution(code.co_filename) or "",
+            holder=code.co_name if cells is not None else "")
     return [found[k] for k in sorted(found)]
 
 
@@ -88,11 +95,22 @@ def hold(kept: list[Witness], model: Any) -> bool:
             return False
         filename = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(home)), witness.file))
         source = source_block(filename, witness.line)
-        if source is None or described(source, witness.names, globs, {}, reader) != witness.digest:
+        cells = _global_closure(globs, witness.holder, filename, witness.line) if witness.holder else {}
+        if source is None or cells is None or described(source, witness.names, globs, cells, reader) != witness.digest:
             return False
         if witness.version and distribution(filename) != witness.version:
             return False
     return True
+
+
+def _global_closure(globs: dict[str, Any], name: str, filename: str, line: int) -> dict[str, Any] | None:
+    """The closure of the function that module global ``name`` holds, if it is the code at ``filename:line``."""
+    function = globs.get(name)
+    code = getattr(function, "__code__", None)
+    if code is None or code.co_firstlineno != line or os.path.abspath(code.co_filename) != os.path.abspath(filename):
+        return None
+    found = closure(function)
+    return found if found else None
 
 
 def _homes(model: Any) -> dict[str, dict[str, Any]]:

@@ -239,3 +239,48 @@ def test_a_value_getattr_reads_by_a_constant_name_is_read(tmp_path) -> None:
     edited = check(cache, load(16))
     assert not served(edited)
     assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
+
+
+HELPER = '''
+import torch
+
+
+def make_long(limit):
+    def long(x):
+        return torch.cat([x[:limit].cumsum(0), x[limit:].cumsum(0)])
+
+    return long
+
+
+long = make_long({limit})
+'''
+
+LAZY_MODEL = '''
+import torch
+
+
+class Chunked(torch.nn.Module):
+    def forward(self, x):
+        if torch.compiler.is_compiling() or x.shape[0] <= 16:
+            return x.cumsum(0)
+        import pte_lazy_helper  # a local import: no global of the model's code names the helper
+
+        return pte_lazy_helper.long(x)
+'''
+
+
+def test_the_closure_of_a_function_a_helper_module_holds_is_read(tmp_path) -> None:
+    def load(limit: int) -> type:
+        sys.modules["pte_lazy_helper"] = write_module(tmp_path / "pte_lazy_helper.py", HELPER.format(limit=limit),
+                                                      "pte_lazy_helper")
+        return write_module(tmp_path / "pte_lazy_model.py", LAZY_MODEL, "pte_lazy_model").Chunked
+
+    cache = ResultCache(tmp_path / "cache")
+    try:
+        assert check(cache, load(1000)).status == "passed"
+        assert served(check(cache, load(1000)))
+        edited = check(cache, load(20))
+        assert not served(edited)
+        assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
+    finally:
+        sys.modules.pop("pte_lazy_helper", None)
