@@ -46,6 +46,19 @@ def served(outcome: Any) -> bool:
     return (outcome.reused_from or "").startswith("cache:")
 
 
+def edit_rechecked(cache: ResultCache, before: Callable[[], Any], after: Callable[[], Any], mode: str = "strict") -> None:
+    """A cold session of ``before()`` passes, an unchanged one is served, and one of the edited ``after()``
+    is checked in full and fails at a drawn shape, as a cold run of it does.
+
+    ``before`` and ``after`` give check()'s ``cls`` anew for every session (a module imported again).
+    """
+    assert check(cache, before(), mode).status == "passed"
+    assert served(check(cache, before(), mode))  # unchanged: served
+    edited = check(cache, after(), mode)
+    assert not served(edited)
+    assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
+
+
 def warmed(tmp_path: Path, load: Callable[[Path], type]) -> tuple[ResultCache, Path]:
     """A cache holding the pass of the class ``load(path)`` writes and imports, served again unchanged."""
     cache, path = ResultCache(tmp_path / "cache"), tmp_path / "edited_model.py"

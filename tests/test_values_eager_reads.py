@@ -10,6 +10,7 @@ fails; a warm run must too.
 
 from __future__ import annotations
 
+import functools
 import os
 import types
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 import torch
 
 from exportcore.result_cache import ResultCache
-from sessions import check, served, write_module
+from sessions import check, edit_rechecked, served, write_module
 
 
 def chunked(x: torch.Tensor, limit: int) -> torch.Tensor:
@@ -106,12 +107,8 @@ class HookLimit(torch.nn.Module):
     pytest.param(HookLimit, "non_strict", id="object of a hook method"),
 ])
 def test_a_limit_held_anywhere_in_the_models_state_is_read(tmp_path, make, mode) -> None:
-    cache = ResultCache(tmp_path / "cache")
-    assert check(cache, lambda: make(1000), mode).status == "passed"
-    assert served(check(cache, lambda: make(1000), mode))  # unchanged: served
-    edited = check(cache, lambda: make(20), mode)
-    assert not served(edited)
-    assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
+    edit_rechecked(ResultCache(tmp_path / "cache"), lambda: functools.partial(make, 1000),
+                   lambda: functools.partial(make, 20), mode)
 
 
 MODEL = '''
@@ -151,12 +148,8 @@ def load(tmp_path: Path, fix: str, rows: int, cfg_rows: int) -> type:
 ])
 def test_a_value_eager_reads_through_a_global_is_read(tmp_path, before, after) -> None:
     base = {"fix": "torch.clone", "rows": 1000, "cfg_rows": 1000, **before}
-    cache = ResultCache(tmp_path / "cache")
-    assert check(cache, load(tmp_path, **base)).status == "passed"
-    assert served(check(cache, load(tmp_path, **base)))
-    edited = check(cache, load(tmp_path, **{**base, **after}))
-    assert not served(edited)
-    assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
+    edit_rechecked(ResultCache(tmp_path / "cache"), lambda: load(tmp_path, **base),
+                   lambda: load(tmp_path, **{**base, **after}))
 
 
 ROWS_VARIABLE = "PTE_TEST_CHUNK_ROWS"

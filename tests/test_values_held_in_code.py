@@ -23,7 +23,7 @@ import pytest
 import torch
 
 from exportcore.result_cache import ResultCache
-from sessions import check, served, write_module
+from sessions import check, edit_rechecked, served, write_module
 from test_values_eager_reads import chunked
 
 
@@ -158,12 +158,8 @@ class EvalLimit(torch.nn.Module):
     pytest.param(HashNamedLimit, "strict", id="attribute named ..._hash"),
 ])
 def test_a_limit_the_source_does_not_show_is_read(tmp_path, make, mode) -> None:
-    cache = ResultCache(tmp_path / "cache")
-    assert check(cache, lambda: make(1000), mode).status == "passed"
-    assert served(check(cache, lambda: make(1000), mode))  # unchanged: served
-    edited = check(cache, lambda: make(20), mode)
-    assert not served(edited)
-    assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
+    edit_rechecked(ResultCache(tmp_path / "cache"), lambda: functools.partial(make, 1000),
+                   lambda: functools.partial(make, 20), mode)
 
 
 def test_a_function_only_eval_reaches_is_a_witness(tmp_path, monkeypatch) -> None:
@@ -203,12 +199,7 @@ def load(tmp_path: Path, rows: int) -> type:
 
 
 def test_a_value_two_attributes_down_a_global_is_read(tmp_path) -> None:
-    cache = ResultCache(tmp_path / "cache")
-    assert check(cache, load(tmp_path, 1000)).status == "passed"
-    assert served(check(cache, load(tmp_path, 1000)))
-    edited = check(cache, load(tmp_path, 16))
-    assert not served(edited)
-    assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
+    edit_rechecked(ResultCache(tmp_path / "cache"), lambda: load(tmp_path, 1000), lambda: load(tmp_path, 16))
 
 
 GETATTR_MODEL = '''
@@ -233,12 +224,7 @@ def test_a_value_getattr_reads_by_a_constant_name_is_read(tmp_path) -> None:
         finally:
             del sys.modules["pte_configs"]
 
-    cache = ResultCache(tmp_path / "cache")
-    assert check(cache, load(1000)).status == "passed"
-    assert served(check(cache, load(1000)))
-    edited = check(cache, load(16))
-    assert not served(edited)
-    assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
+    edit_rechecked(ResultCache(tmp_path / "cache"), lambda: load(1000), lambda: load(16))
 
 
 HELPER = '''
@@ -275,12 +261,7 @@ def test_the_closure_of_a_function_a_helper_module_holds_is_read(tmp_path) -> No
                                                       "pte_lazy_helper")
         return write_module(tmp_path / "pte_lazy_model.py", LAZY_MODEL, "pte_lazy_model").Chunked
 
-    cache = ResultCache(tmp_path / "cache")
     try:
-        assert check(cache, load(1000)).status == "passed"
-        assert served(check(cache, load(1000)))
-        edited = check(cache, load(20))
-        assert not served(edited)
-        assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
+        edit_rechecked(ResultCache(tmp_path / "cache"), lambda: load(1000), lambda: load(20))
     finally:
         sys.modules.pop("pte_lazy_helper", None)
