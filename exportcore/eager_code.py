@@ -11,9 +11,13 @@ described as exportcore.python_state describes a module's attributes), and the e
 variables that code reads (exportcore.environ_reads). torch's own code, its dependencies, the
 standard library and this engine are named by their versions already: left out.
 
+Threads the recorded calls start (``threading.Thread``, a pool's workers) are recorded too, for
+their life: a pool's worker started at the examples also runs the drawn shapes' work. Threads
+already running before do not show.
+
 Recording needs the interpreter's profile hook; when something else holds it (cProfile, a
-profiler of the user's), there is no digest and the case is not served from or stored in the
-cache, never served on a guess.
+profiler of the user's, a hook ``threading.setprofile`` installs), there is no digest and the case
+is not served from or stored in the cache, never served on a guess.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import os
 import site
 import sys
 import sysconfig
+import threading
 import tokenize
 import types
 from typing import Any, Callable, TypeVar
@@ -73,12 +78,63 @@ class CodeRecord:
         self.environ: dict[str, str | None] = {}
 
     def run(self, fn: Callable[[], T]) -> T:
-        """Return ``fn()``, adding the functions it ran to the record."""
-        if sys.getprofile() is not None:
+        """Return ``fn()``, adding the functions it ran to the record, on this thread and on threads it starts."""
+        if sys.getprofile() is not None or threading.getprofile() is not None:
             self.complete = False
             return fn()
+        calls = _Calls(self.seen)
+
+        # The garbage collector runs callbacks (hypothesis registers one) and finalizers of objects
+        # from anywhere, whenever it triggers: not the model's code, and not at the same moment twice.
+        collecting = gc.isenabled()
+        gc.disable()
+        _RECORDING[:] = [calls]
+        threading.setprofile(_thread_hook)  # threads started from here on (a pool's first worker too)
+        sys.setprofile(calls.profile)
+        try:
+            with reading(self.environ, ignored=calls.ignored):
+                return fn()
+        finally:
+            sys.setprofile(None)
+            threading.setprofile(None)
+            _RECORDING.clear()
+            if collecting:
+                gc.enable()
+
+    def digest(self) -> str | None:
+        """The record as one digest (None when incomplete): every function by source, constants and closure."""
+        if not self.complete:
+            return None
+        # a set: torch.cond and friends run eager through dynamo, whose rewritten code (and resume
+        # functions) stand for the same source as the original function
+        reader = Reader(sys.modules.get("torch"))
+        seen = list(self.seen.values())  # a worker the model started may still be adding to it
+        parts = sorted({part for code, found, cells in seen if not versioned(code.co_filename)
+                        for part in [_describe(code, found, cells, reader)] if part})
+        # An installed library's native kernels (torchvision's, torch_scatter's) change with its version
+        # and may leave every line of its Python the same: the versions of those eager ran code of.
+        parts += sorted({found for code, _, _ in seen for found in [distribution(code.co_filename)]
+                         if found})
+        parts += sorted(f"environ {name}={value}" for name, value in self.environ.items())
+        digest = hashlib.blake2b(digest_size=16)
+        for part in parts:
+            digest.update(part.encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
+
+
+class _Calls:
+    """One recording's hooks: the first call of every function, on each thread it sees, machinery aside."""
+
+    def __init__(self, seen: dict[int, tuple[types.CodeType, dict[str, Any], dict[str, Any]]]) -> None:
+        self.seen = seen
+        self.owner = threading.get_ident()
+        # per thread, the outermost frame whose calls are not the model's (_aside)
+        self.aside: dict[int, list[types.FrameType]] = {self.owner: []}
+        self.hooks: dict[int, Callable[[types.FrameType, str, Any], None]] = {}
+        self.profile = self._hook(self.aside[self.owner])  # the calling thread's, without a lookup per event
+
+    def _hook(self, aside: list[types.FrameType]) -> Callable[[types.FrameType, str, Any], None]:
         seen = self.seen
-        aside: list[types.FrameType] = []  # the outermost frame whose calls are not the model's (_aside)
 
         def profile(frame: types.FrameType, event: str, arg: Any) -> None:
             if aside:
@@ -96,37 +152,37 @@ class CodeRecord:
                 # the closure's cells as this call found them (a factory's ``limit``), before the body runs
                 seen[id(code)] = (code, frame.f_globals, _cells(frame) if code.co_freevars else {})
 
-        # The garbage collector runs callbacks (hypothesis registers one) and finalizers of objects
-        # from anywhere, whenever it triggers: not the model's code, and not at the same moment twice.
-        collecting = gc.isenabled()
-        gc.disable()
-        sys.setprofile(profile)
-        try:
-            with reading(self.environ, ignored=lambda frame: bool(aside) or _read_by_torch(frame)):
-                return fn()
-        finally:
-            sys.setprofile(None)
-            if collecting:
-                gc.enable()
+        return profile
 
-    def digest(self) -> str | None:
-        """The record as one digest (None when incomplete): every function by source, constants and closure."""
-        if not self.complete:
-            return None
-        # a set: torch.cond and friends run eager through dynamo, whose rewritten code (and resume
-        # functions) stand for the same source as the original function
-        reader = Reader(sys.modules.get("torch"))
-        parts = sorted({part for code, found, cells in self.seen.values() if not versioned(code.co_filename)
-                        for part in [_describe(code, found, cells, reader)] if part})
-        # An installed library's native kernels (torchvision's, torch_scatter's) change with its version
-        # and may leave every line of its Python the same: the versions of those eager ran code of.
-        parts += sorted({found for code, _, _ in self.seen.values() for found in [distribution(code.co_filename)]
-                         if found})
-        parts += sorted(f"environ {name}={value}" for name, value in self.environ.items())
-        digest = hashlib.blake2b(digest_size=16)
-        for part in parts:
-            digest.update(part.encode("utf-8", "surrogatepass"))
-        return digest.hexdigest()
+    def other(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        """An event on a thread started while a recording ran."""
+        ident = threading.get_ident()
+        hook = self.hooks.get(ident)
+        if hook is None:
+            hook = self.hooks[ident] = self._hook(self.aside.setdefault(ident, []))
+        hook(frame, event, arg)
+
+    def ignored(self, frame: types.FrameType) -> bool:
+        """Whether an environment read is not the model's: on a thread not recorded, under machinery, by torch."""
+        aside = self.aside.get(threading.get_ident())
+        return aside is None or bool(aside) or _read_by_torch(frame)
+
+
+#: the recording now running, if any (one at a time: a nested one finds the profile hook taken)
+_RECORDING: list[_Calls] = []
+
+
+def _thread_hook(frame: types.FrameType, event: str, arg: Any) -> None:
+    """The profile hook of a thread started while a recording ran, for the thread's life.
+
+    A worker the model starts (``threading.Thread``, a ``ThreadPoolExecutor``'s, which starts
+    them on the first ``submit``) runs model code the calling thread's hook never sees; a pool's
+    workers outlive the call that started them and run the next call's work too: their calls
+    join whichever recording is running then. Threads that already ran before the first
+    recording (a pool started and used at import) are not seen: documented in docs/how-it-works.md.
+    """
+    if _RECORDING:
+        _RECORDING[0].other(frame, event, arg)
 
 
 def _read_by_torch(frame: types.FrameType | None) -> bool:

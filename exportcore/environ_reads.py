@@ -3,8 +3,8 @@
 A forward may take a switch from the environment (``os.environ.get("CHUNK_ROWS", "512")``, a
 kernel choice, a debug flag), and a helper may read it only at shapes the examples never reach.
 Change the variable and a cold run checks the other behaviour; a warm run must not serve the old
-verdict. So while an exportcore.eager_code.CodeRecord runs, every read of ``os.environ`` by that
-thread (``environ[name]``, ``get``, ``os.getenv``, ``name in environ``: all go through the
+verdict. So while an exportcore.eager_code.CodeRecord runs, every read of ``os.environ`` by the
+threads it records (``environ[name]``, ``get``, ``os.getenv``, ``name in environ``: all go through the
 mapping's ``__getitem__``) is kept by name, with a digest of the value or None for a variable that
 is not set. Not the value itself: it may be a token, and the cache is a folder CI uploads.
 
@@ -21,7 +21,6 @@ import contextlib
 import hashlib
 import os
 import sys
-import threading
 from types import FrameType
 from typing import Callable, Iterator
 
@@ -39,13 +38,12 @@ def value_digest(value: str | None) -> str | None:
 
 @contextlib.contextmanager
 def reading(reads: dict[str, str | None], ignored: Callable[[FrameType], bool]) -> Iterator[None]:
-    """Inside the block, this thread's reads of ``os.environ`` go into ``reads`` (first value seen).
+    """Inside the block, reads of ``os.environ`` go into ``reads`` (first value seen).
 
-    ``ignored(frame)`` is asked about the frame that read (``os.getenv``'s own, for a read through it):
-    True leaves the read out.
+    ``ignored(frame)`` is asked, on the reading thread, about the frame that read (``os.getenv``'s own,
+    for a read through it): True leaves the read out (another thread's, torch's).
     """
     original = _ENVIRON.__getitem__
-    owner = threading.get_ident()
     environ = os.environ
 
     def getitem(self: os._Environ[str], key: str) -> str:
@@ -58,8 +56,7 @@ def reading(reads: dict[str, str | None], ignored: Callable[[FrameType], bool]) 
         return value
 
     def _keep(mapping: object, key: str, value: str | None) -> None:
-        if mapping is environ and isinstance(key, str) and key not in reads and threading.get_ident() == owner \
-                and not ignored(sys._getframe(2)):
+        if mapping is environ and isinstance(key, str) and key not in reads and not ignored(sys._getframe(2)):
             reads[key] = value_digest(value)
 
     _ENVIRON.__getitem__ = getitem  # type: ignore[method-assign]

@@ -49,22 +49,45 @@ def test_the_digest_of_the_record_follows_the_values_read(monkeypatch) -> None:
     assert digest() != first
 
 
-def test_another_threads_reads_and_torchs_own_are_left_out(monkeypatch) -> None:
+def test_torchs_reads_and_a_thread_the_run_did_not_start_are_left_out(monkeypatch) -> None:
     monkeypatch.setenv("PTE_TEST_A", "a")
     # code that lives in torch's folder: torch reads its settings once per process and keeps them
     torch_file = os.path.join(os.path.dirname(torch.__file__), "pte_test_settings.py")
     namespace: dict = {"os": os}
     exec(compile("def setting():\n    return os.getenv('PTE_TEST_A')\n", torch_file, "exec"), namespace)
+    # a thread of the process's own (a logging handler's, a monitor's) that reads while the model runs
+    go, done = threading.Event(), threading.Event()
+
+    def elsewhere() -> None:
+        go.wait()
+        os.getenv("PTE_TEST_B")
+        done.set()
+
+    bystander = threading.Thread(target=elsewhere)
+    bystander.start()
 
     def run() -> None:
-        other = threading.Thread(target=lambda: os.getenv("PTE_TEST_B"))
-        other.start()
-        other.join()
+        go.set()
+        done.wait()
         namespace["setting"]()
 
     record = CodeRecord()
     record.run(run)
+    bystander.join()
     assert record.environ == {}
+
+
+def test_a_thread_the_run_starts_is_read(monkeypatch) -> None:
+    monkeypatch.setenv("PTE_TEST_B", "b")
+
+    def run() -> None:
+        worker = threading.Thread(target=lambda: os.getenv("PTE_TEST_B"))
+        worker.start()
+        worker.join()
+
+    record = CodeRecord()
+    record.run(run)
+    assert record.environ == {"PTE_TEST_B": value_digest("b")}
 
 
 def test_a_cache_entry_never_holds_the_value(tmp_path, monkeypatch) -> None:
