@@ -26,6 +26,7 @@ import dis
 import functools
 import gc
 import hashlib
+import importlib.util
 import inspect
 import linecache
 import os
@@ -247,19 +248,46 @@ def globals_read(code: types.CodeType) -> list[str]:
     (``co_names`` also holds attribute names: ``self.model`` is not the test module's global
     ``model``, which would be read, and hashed, for nothing.) ``name.attr``: a module global is
     code, but ``config.LIMIT``, ``Net.THRESHOLD`` or ``configs.model.LIMIT`` read through it is a value.
+    A module the code imports itself (``import configs`` or ``from .configs import LIMIT`` in a
+    forward) binds a local, not a global: what it reads through that local is named
+    ``import:MODULE:ATTR...`` (MODULE relative where the import is), read by ``_global`` from
+    ``sys.modules``.
     """
     found: set[str] = set()
     chain: str | None = None  # the dotted name the instructions so far load
+    imported: dict[str, str] = {}  # a local an import in this code bound: the name of what it holds
+    consts: tuple[Any, Any] = (0, None)  # the last two constants: an IMPORT_NAME's level and from-list
+    module: str | None = None  # the module an IMPORT_NAME left for the IMPORT_FROMs after it
+    item: str | None = None  # what the last import instruction pushed, for the STORE after it
     for ins in dis.get_instructions(code):
-        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-            chain = ins.argval
-        elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and chain is not None:
-            chain = f"{chain}.{ins.argval}"
-        elif ins.opname == "LOAD_CONST" and chain is not None and isinstance(ins.argval, str) \
-                and ins.argval.isidentifier():
+        op, arg = ins.opname, ins.argval
+        if op == "IMPORT_NAME":
+            level, fromlist = consts
+            # ``import a.b`` (and ``import a.b as m``, which then takes ``b`` from it) pushes ``a``
+            module = item = f"import:{arg.split('.')[0]}:" if fromlist is None and not level \
+                else f"import:{'.' * (level or 0)}{arg}:"
+        elif op == "IMPORT_FROM" and module is not None:
+            item = _dotted(module, arg)
+        elif op in ("STORE_FAST", "STORE_NAME"):
+            if item is not None:
+                imported[arg] = item
+            else:
+                imported.pop(arg, None)  # the local holds something else from here on
+            item = None
+        elif op == "POP_TOP":
+            module = item = None
+        if op == "LOAD_CONST":
+            consts = (consts[1], arg)
+        if op in ("LOAD_GLOBAL", "LOAD_NAME"):
+            chain = arg
+        elif op.startswith("LOAD_FAST") and (arg[-1] if isinstance(arg, tuple) else arg) in imported:
+            chain = imported[arg[-1] if isinstance(arg, tuple) else arg]  # 3.13 loads two locals at once
+        elif op in ("LOAD_ATTR", "LOAD_METHOD") and chain is not None:
+            chain = _dotted(chain, arg)
+        elif op == "LOAD_CONST" and chain is not None and isinstance(arg, str) and arg.isidentifier():
             # ``getattr(cfg, "LIMIT")``: a global, then a name; read as ``cfg.LIMIT`` (a guess that
             # is wrong only adds a value to the digest)
-            found.add(f"{chain}.{ins.argval}")
+            found.add(_dotted(chain, arg))
             chain = None
             continue
         else:
@@ -267,6 +295,10 @@ def globals_read(code: types.CodeType) -> list[str]:
             continue
         found.add(chain)
     return sorted(found)
+
+
+def _dotted(name: str, attr: str) -> str:
+    return f"{name}{attr}" if name.endswith(":") else f"{name}.{attr}"
 
 
 _MISSING = object()
@@ -278,8 +310,17 @@ def _global(found: dict[str, Any], name: str) -> Any:
     Read without running code (no module ``__getattr__``, no descriptor): only what the module or
     class holds itself, and only outside torch and the standard library, whose versions name theirs.
     """
-    base, *attrs = name.split(".")
-    value = found.get(base, _MISSING)
+    if name.startswith("import:"):  # a module the code imported into a local (globals_read)
+        _, module, rest = name.split(":", 2)
+        try:
+            module = importlib.util.resolve_name(module, found.get("__package__") or "")
+        except (ImportError, ValueError):
+            return _MISSING
+        value = sys.modules.get(module, _MISSING)
+        attrs = rest.split(".") if rest else []
+    else:
+        base, *attrs = name.split(".")
+        value = found.get(base, _MISSING)
     for attr in attrs:
         value = _attribute(value, attr)
     return value

@@ -5,7 +5,7 @@ each limit below lives in a place the proof once named without reading, an enum 
 a dataclass's class variable or an attribute set after ``__init__``, a class used as a config, a
 method's default or the closure its decorator made, a standard-library object (a config parser,
 a slice), an attribute whose name ends in "hash", a function only ``eval`` reaches, a module two
-attributes down. 8-row examples never show the limit, drawn shapes up to 64 rows do: a cold run
+attributes down, a module forward imports into a local. 8-row examples never show the limit, drawn shapes up to 64 rows do: a cold run
 of the edited model fails, and so must the warm one.
 """
 
@@ -265,3 +265,61 @@ def test_the_closure_of_a_function_a_helper_module_holds_is_read(tmp_path) -> No
         edit_rechecked(ResultCache(tmp_path / "cache"), lambda: load(1000), lambda: load(20))
     finally:
         sys.modules.pop("pte_lazy_helper", None)
+
+
+LOCAL_IMPORT_MODELS = {
+    "import": '''
+import torch
+
+
+class Chunked(torch.nn.Module):
+    def forward(self, x):
+        import pte_local_configs  # a local: no global of the model's code names the module
+
+        if torch.compiler.is_compiling() or x.shape[0] <= pte_local_configs.ROWS:
+            return x.cumsum(0)
+        return torch.cat([x[:16].cumsum(0), x[16:].cumsum(0)])
+''',
+    "from-import": '''
+import torch
+
+
+class Chunked(torch.nn.Module):
+    def forward(self, x):
+        from pte_local_configs import ROWS
+
+        if torch.compiler.is_compiling() or x.shape[0] <= ROWS:
+            return x.cumsum(0)
+        return torch.cat([x[:16].cumsum(0), x[16:].cumsum(0)])
+''',
+    "only beyond the examples": '''
+import torch
+
+
+class Chunked(torch.nn.Module):
+    def forward(self, x):
+        if torch.compiler.is_compiling() or x.shape[0] <= 8:
+            return x.cumsum(0)
+        return self.long(x)
+
+    def long(self, x):
+        import pte_local_configs as configs
+
+        if x.shape[0] <= configs.ROWS:
+            return x.cumsum(0)
+        return torch.cat([x[:16].cumsum(0), x[16:].cumsum(0)])
+''',
+}
+
+
+@pytest.mark.parametrize("form", sorted(LOCAL_IMPORT_MODELS))
+def test_a_value_of_a_module_forward_imports_itself_is_read(tmp_path, form) -> None:
+    def load(rows: int) -> type:
+        sys.modules["pte_local_configs"] = write_module(tmp_path / "pte_local_configs.py", f"ROWS = {rows}\n",
+                                                        "pte_local_configs")
+        return write_module(tmp_path / "pte_local_model.py", LOCAL_IMPORT_MODELS[form], "pte_local_model").Chunked
+
+    try:
+        edit_rechecked(ResultCache(tmp_path / "cache"), lambda: load(1000), lambda: load(20))
+    finally:
+        sys.modules.pop("pte_local_configs", None)
