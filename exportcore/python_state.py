@@ -129,6 +129,12 @@ class Reader:
         if isinstance(value, type) and not _opaque(value):
             # a class used as a config (``self.cfg = Cfg``, ``Cfg.limit()``): its data attributes, as an object's
             return f"class {_name(value)}{self.class_attributes(value)}"
+        if isinstance(value, types.ModuleType) and not opaque_module(getattr(value, "__name__", None)):
+            # a config module the model holds (``self.cfg = configs``): its values, as a config object's;
+            # its functions, classes and the modules it imports are code, named by their source where they run
+            return f"module {value.__name__} " + self({k: v for k, v in vars(value).items()
+                                                       if not k.startswith("__") and not callable(v)
+                                                       and not isinstance(v, types.ModuleType)})
         if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type, types.ModuleType)):
             return f"{type(value).__name__} {_name(value)}"
         if self.torch is not None and isinstance(value, self.torch.nn.Module):

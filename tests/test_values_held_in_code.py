@@ -5,7 +5,7 @@ each limit below lives in a place the proof once named without reading, an enum 
 a dataclass's class variable or an attribute set after ``__init__``, a class used as a config, a
 method's default or the closure its decorator made, a standard-library object (a config parser,
 a slice), an attribute whose name ends in "hash", a function only ``eval`` reaches, a module two
-attributes down, a module forward imports into a local. 8-row examples never show the limit, drawn shapes up to 64 rows do: a cold run
+attributes down, a module forward imports into a local or the model holds. 8-row examples never show the limit, drawn shapes up to 64 rows do: a cold run
 of the edited model fails, and so must the warm one.
 """
 
@@ -323,3 +323,33 @@ def test_a_value_of_a_module_forward_imports_itself_is_read(tmp_path, form) -> N
         edit_rechecked(ResultCache(tmp_path / "cache"), lambda: load(1000), lambda: load(20))
     finally:
         sys.modules.pop("pte_local_configs", None)
+
+
+MODULE_ATTRIBUTE_MODEL = '''
+import torch
+
+import pte_attr_configs
+
+
+class Chunked(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cfg = pte_attr_configs  # a config module held by the model, read through ``self``
+
+    def forward(self, x):
+        if torch.compiler.is_compiling() or x.shape[0] <= self.cfg.ROWS:
+            return x.cumsum(0)
+        return torch.cat([x[:16].cumsum(0), x[16:].cumsum(0)])
+'''
+
+
+def test_a_value_of_a_module_the_model_holds_is_read(tmp_path) -> None:
+    def load(rows: int) -> type:
+        sys.modules["pte_attr_configs"] = write_module(tmp_path / "pte_attr_configs.py", f"ROWS = {rows}\n",
+                                                       "pte_attr_configs")
+        return write_module(tmp_path / "pte_attr_model.py", MODULE_ATTRIBUTE_MODEL, "pte_attr_model").Chunked
+
+    try:
+        edit_rechecked(ResultCache(tmp_path / "cache"), lambda: load(1000), lambda: load(20))
+    finally:
+        sys.modules.pop("pte_attr_configs", None)
