@@ -28,7 +28,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any
 
-from exportcore.eager_code import CodeRecord, described, distribution, globals_read, source_block, versioned
+from exportcore.code_reads import described, globals_read
+from exportcore.eager_code import CodeRecord, distribution, source_block, versioned
 from exportcore.python_state import Reader, closure
 
 __all__ = ["Witness", "witnesses", "hold"]
@@ -41,7 +42,7 @@ class Witness:
     module: str  # the ``__name__`` of the module whose globals it runs in
     file: str  # its source file, relative to the folder of that module's ``__file__``
     line: int  # its first line
-    digest: str  # exportcore.eager_code.described: the source block with the globals' values
+    digest: str  # exportcore.code_reads.described: the source block with the globals' values
     names: list[str] = field(default_factory=list)  # the globals it reads
     #: ``name==version`` of the installed library it belongs to ("" for the user's own code): its native
     #: kernels change with the version and may leave every line of its Python the same

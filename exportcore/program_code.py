@@ -25,7 +25,8 @@ import sys
 import types
 from typing import Any
 
-from exportcore.eager_code import described, globals_read, source_block, versioned
+from exportcore.code_reads import described, globals_read
+from exportcore.eager_code import source_block, versioned
 from exportcore.python_state import Reader, closure, opaque_module
 
 __all__ = ["program_code"]

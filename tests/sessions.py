@@ -6,6 +6,7 @@ import contextlib
 import importlib.metadata
 import importlib.util
 import os
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator
@@ -57,6 +58,23 @@ def edit_rechecked(cache: ResultCache, before: Callable[[], Any], after: Callabl
     edited = check(cache, after(), mode)
     assert not served(edited)
     assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
+
+
+def helper_edit_rechecked(tmp_path: Path, helper: str, helper_text: str, model_text: str, cls: str,
+                          mode: str = "strict") -> None:
+    """edit_rechecked() for a model (class ``cls`` of ``model_text``) whose limit lives in module ``helper``.
+
+    ``helper_text`` is formatted with ``limit``: 1000, which drawn shapes never reach, then 20; the
+    helper is in sys.modules (what the model's ``import`` finds) while the sessions run.
+    """
+    def load(limit: int) -> type:
+        sys.modules[helper] = write_module(tmp_path / f"{helper}.py", helper_text.format(limit=limit), helper)
+        return getattr(write_module(tmp_path / f"{helper}_model.py", model_text, f"{helper}_model"), cls)
+
+    try:
+        edit_rechecked(ResultCache(tmp_path / "cache"), lambda: load(1000), lambda: load(20), mode)
+    finally:
+        sys.modules.pop(helper, None)
 
 
 def warmed(tmp_path: Path, load: Callable[[Path], type]) -> tuple[ResultCache, Path]:

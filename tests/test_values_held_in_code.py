@@ -23,7 +23,7 @@ import pytest
 import torch
 
 from exportcore.result_cache import ResultCache
-from sessions import check, edit_rechecked, served, write_module
+from sessions import check, edit_rechecked, helper_edit_rechecked, served, write_module
 from test_values_eager_reads import chunked
 
 
@@ -256,15 +256,7 @@ class Chunked(torch.nn.Module):
 
 
 def test_the_closure_of_a_function_a_helper_module_holds_is_read(tmp_path) -> None:
-    def load(limit: int) -> type:
-        sys.modules["pte_lazy_helper"] = write_module(tmp_path / "pte_lazy_helper.py", HELPER.format(limit=limit),
-                                                      "pte_lazy_helper")
-        return write_module(tmp_path / "pte_lazy_model.py", LAZY_MODEL, "pte_lazy_model").Chunked
-
-    try:
-        edit_rechecked(ResultCache(tmp_path / "cache"), lambda: load(1000), lambda: load(20))
-    finally:
-        sys.modules.pop("pte_lazy_helper", None)
+    helper_edit_rechecked(tmp_path, "pte_lazy_helper", HELPER, LAZY_MODEL, "Chunked")
 
 
 LOCAL_IMPORT_MODELS = {
@@ -314,15 +306,7 @@ class Chunked(torch.nn.Module):
 
 @pytest.mark.parametrize("form", sorted(LOCAL_IMPORT_MODELS))
 def test_a_value_of_a_module_forward_imports_itself_is_read(tmp_path, form) -> None:
-    def load(rows: int) -> type:
-        sys.modules["pte_local_configs"] = write_module(tmp_path / "pte_local_configs.py", f"ROWS = {rows}\n",
-                                                        "pte_local_configs")
-        return write_module(tmp_path / "pte_local_model.py", LOCAL_IMPORT_MODELS[form], "pte_local_model").Chunked
-
-    try:
-        edit_rechecked(ResultCache(tmp_path / "cache"), lambda: load(1000), lambda: load(20))
-    finally:
-        sys.modules.pop("pte_local_configs", None)
+    helper_edit_rechecked(tmp_path, "pte_local_configs", "ROWS = {limit}\n", LOCAL_IMPORT_MODELS[form], "Chunked")
 
 
 MODULE_ATTRIBUTE_MODEL = '''
@@ -344,12 +328,4 @@ class Chunked(torch.nn.Module):
 
 
 def test_a_value_of_a_module_the_model_holds_is_read(tmp_path) -> None:
-    def load(rows: int) -> type:
-        sys.modules["pte_attr_configs"] = write_module(tmp_path / "pte_attr_configs.py", f"ROWS = {rows}\n",
-                                                       "pte_attr_configs")
-        return write_module(tmp_path / "pte_attr_model.py", MODULE_ATTRIBUTE_MODEL, "pte_attr_model").Chunked
-
-    try:
-        edit_rechecked(ResultCache(tmp_path / "cache"), lambda: load(1000), lambda: load(20))
-    finally:
-        sys.modules.pop("pte_attr_configs", None)
+    helper_edit_rechecked(tmp_path, "pte_attr_configs", "ROWS = {limit}\n", MODULE_ATTRIBUTE_MODEL, "Chunked")

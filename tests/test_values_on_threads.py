@@ -10,13 +10,10 @@ a warm one must check it again. Non-strict only: dynamo does not trace threads.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from exportcore.result_cache import ResultCache
-from sessions import check, edit_rechecked, served, write_module
+from sessions import check, helper_edit_rechecked, served, write_module
 
 HELPER = '''
 def rows(n):
@@ -84,25 +81,12 @@ class FromEnvironment(torch.nn.Module):
 '''
 
 
-def loader(tmp_path: Path, model: str, name: str):
-    def load(limit: int) -> type:
-        sys.modules["pte_thread_helper"] = write_module(tmp_path / "pte_thread_helper.py", HELPER.format(limit=limit),
-                                                        "pte_thread_helper")
-        return getattr(write_module(tmp_path / "pte_thread_model.py", model, "pte_thread_model"), name)
-
-    return load
-
-
 @pytest.mark.parametrize("model, name", [
     pytest.param(THREAD_MODEL, "Threaded", id="thread started in forward"),
     pytest.param(POOL_MODEL, "Pooled", id="pool worker started at the examples, used beyond them"),
 ])
 def test_code_a_models_thread_runs_is_read(tmp_path, model, name) -> None:
-    load = loader(tmp_path, model, name)
-    try:
-        edit_rechecked(ResultCache(tmp_path / "cache"), lambda: load(1000), lambda: load(20), "non_strict")
-    finally:
-        sys.modules.pop("pte_thread_helper", None)
+    helper_edit_rechecked(tmp_path, "pte_thread_helper", HELPER, model, name, "non_strict")
 
 
 def test_an_environment_variable_a_models_thread_reads_is_read(tmp_path, monkeypatch) -> None:

@@ -1,0 +1,156 @@
+"""What a function's code reads besides its source: the globals, attribute chains and imports it names, by value.
+
+A function is named in the result cache's proof by its source block and by the values of what it
+reads there (exportcore.eager_code for what eager ran, exportcore.code_witnesses for what ran
+beyond the examples, exportcore.program_code for what only the steps after capture run): the
+module constants (``LIMIT = 16``), values read through a module or class global
+(``configs.model.ROWS``), through a module it imports itself (``from configs import ROWS`` in a
+forward), and its closure's cells. Values are described as exportcore.python_state describes the
+model's attributes; code (modules, torch's and the standard library's objects) is named elsewhere.
+"""
+
+from __future__ import annotations
+
+import dis
+import hashlib
+import importlib.util
+import sys
+import types
+from typing import Any
+
+from exportcore.python_state import Reader, opaque_module
+
+__all__ = ["described", "globals_read"]
+
+
+def described(source: str, names: list[str], found: dict[str, Any], cells: dict[str, Any], reader: Reader) -> str:
+    """The digest of a function's source with the values of the globals ``names`` in ``found`` and its cells."""
+    constants = sorted(f"{name}={text}" for name in names
+                       for value in [_global(found, name)] if value is not _MISSING
+                       for text in [_constant(value, reader)] if text is not None)
+    # a tensor or a module in a closure is an activation or the model's own: eager's answer and the
+    # model's digests hold them
+    constants += sorted(f"closure {name}={text}" for name, value in cells.items()
+                        if not _tensor_or_module(value) for text in [_constant(value, reader)] if text is not None)
+    return hashlib.blake2b(f"{source}\n{';'.join(constants)}".encode("utf-8", "surrogatepass"),
+                           digest_size=16).hexdigest()
+
+
+def globals_read(code: types.CodeType) -> list[str]:
+    """The global names the code loads, and ``name.attr`` (``name.a.b``) where it reads attributes of one right away.
+
+    (``co_names`` also holds attribute names: ``self.model`` is not the test module's global
+    ``model``, which would be read, and hashed, for nothing.) ``name.attr``: a module global is
+    code, but ``config.LIMIT``, ``Net.THRESHOLD`` or ``configs.model.LIMIT`` read through it is a value.
+    A module the code imports itself (``import configs`` or ``from .configs import LIMIT`` in a
+    forward) binds a local, not a global: what it reads through that local is named
+    ``import:MODULE:ATTR...`` (MODULE relative where the import is), read by ``_global`` from
+    ``sys.modules``.
+    """
+    found: set[str] = set()
+    chain: str | None = None  # the dotted name the instructions so far load
+    imported: dict[str, str] = {}  # a local an import in this code bound: the name of what it holds
+    consts: tuple[Any, Any] = (0, None)  # the last two constants: an IMPORT_NAME's level and from-list
+    module: str | None = None  # the module an IMPORT_NAME left for the IMPORT_FROMs after it
+    item: str | None = None  # what the last import instruction pushed, for the STORE after it
+    for ins in dis.get_instructions(code):
+        op, arg = ins.opname, ins.argval
+        if op == "IMPORT_NAME":
+            level, fromlist = consts
+            # ``import a.b`` (and ``import a.b as m``, which then takes ``b`` from it) pushes ``a``
+            module = item = f"import:{arg.split('.')[0]}:" if fromlist is None and not level \
+                else f"import:{'.' * (level or 0)}{arg}:"
+        elif op == "IMPORT_FROM" and module is not None:
+            item = _dotted(module, arg)
+        elif op in ("STORE_FAST", "STORE_NAME"):
+            if item is not None:
+                imported[arg] = item
+            else:
+                imported.pop(arg, None)  # the local holds something else from here on
+            item = None
+        elif op == "POP_TOP":
+            module = item = None
+        if op == "LOAD_CONST":
+            consts = (consts[1], arg)
+        if op in ("LOAD_GLOBAL", "LOAD_NAME"):
+            chain = arg
+        elif op.startswith("LOAD_FAST") and (arg[-1] if isinstance(arg, tuple) else arg) in imported:
+            chain = imported[arg[-1] if isinstance(arg, tuple) else arg]  # 3.13 loads two locals at once
+        elif op in ("LOAD_ATTR", "LOAD_METHOD") and chain is not None:
+            chain = _dotted(chain, arg)
+        elif op == "LOAD_CONST" and chain is not None and isinstance(arg, str) and arg.isidentifier():
+            # ``getattr(cfg, "LIMIT")``: a global, then a name; read as ``cfg.LIMIT`` (a guess that
+            # is wrong only adds a value to the digest)
+            found.add(_dotted(chain, arg))
+            chain = None
+            continue
+        else:
+            chain = None
+            continue
+        found.add(chain)
+    return sorted(found)
+
+
+def _dotted(name: str, attr: str) -> str:
+    return f"{name}{attr}" if name.endswith(":") else f"{name}.{attr}"
+
+
+_MISSING = object()
+
+
+def _global(found: dict[str, Any], name: str) -> Any:
+    """The value of global ``name`` in ``found``, or of ``base.attr...`` through modules and classes.
+
+    Read without running code (no module ``__getattr__``, no descriptor): only what the module or
+    class holds itself, and only outside torch and the standard library, whose versions name theirs.
+    """
+    if name.startswith("import:"):  # a module the code imported into a local (globals_read)
+        _, module, rest = name.split(":", 2)
+        try:
+            module = importlib.util.resolve_name(module, found.get("__package__") or "")
+        except (ImportError, ValueError):
+            return _MISSING
+        value = sys.modules.get(module, _MISSING)
+        attrs = rest.split(".") if rest else []
+    else:
+        base, *attrs = name.split(".")
+        value = found.get(base, _MISSING)
+    for attr in attrs:
+        value = _attribute(value, attr)
+    return value
+
+
+def _attribute(value: Any, attr: str) -> Any:
+    if isinstance(value, types.ModuleType):
+        if opaque_module(getattr(value, "__name__", "")):
+            return _MISSING
+        return vars(value).get(attr, _MISSING)
+    if isinstance(value, type):
+        for cls in value.__mro__:
+            if opaque_module(cls.__module__):
+                continue
+            if attr in vars(cls):
+                return vars(cls)[attr]
+    return _MISSING
+
+
+def _tensor_or_module(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, (torch.Tensor, torch.nn.Module))
+
+
+def _constant(value: Any, reader: Reader) -> str | None:
+    """A module constant by value (``LIMIT = 16``, ``SIZES = (8, 16)``, a config object), None for code.
+
+    Modules are code: named by their source when eager runs them, and what the code reads of them
+    apart (``globals_read``). A class outside torch and the standard library is read by its data
+    attributes and what its methods' defaults and closures hold (``Cfg.limit()`` returning
+    ``cls.LIMIT``). A function is named, with what its closure holds: an alias (``ACT = torch.relu``)
+    is code no record of eager's names (torch's) or one a factory made.
+    """
+    if isinstance(value, types.ModuleType) or isinstance(value, type) and opaque_module(value.__module__):
+        return None
+    try:
+        return reader(value)
+    except Exception:  # noqa: BLE001 - Unreadable (a tensor subclass), a descriptor that raises: left out
+        return None
