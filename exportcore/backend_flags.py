@@ -12,7 +12,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["AutocastState", "BackendFlags"]
+__all__ = ["AutocastState", "BackendFlags", "matmul_precision", "precision_flags", "read_flag"]
 
 #: Device types autocast may be switched on for (torch.amp.is_autocast_available lists the same).
 _AUTOCAST_DEVICES = ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "ipu", "mtia", "maia", "privateuseone")
@@ -62,8 +62,8 @@ def _function_flags() -> dict[str, tuple[Callable[[], Any], Callable[[Any], Any]
     return out
 
 
-def _precision_flags() -> dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]]:
-    """Return "precision.<backend>.<op>" -> (getter, setter) where torch has fp32_precision switches."""
+def precision_flags() -> dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]]:
+    """Return "precision.<backend>.<op>" -> (getter, setter) where torch has fp32_precision switches (>= 2.9)."""
     import torch
 
     get = getattr(torch._C, "_get_fp32_precision_getter", None)
@@ -81,7 +81,23 @@ def _precision_flags() -> dict[str, tuple[Callable[[], Any], Callable[[Any], Any
     return out
 
 
-def _read(path: str) -> Any:
+def matmul_precision() -> str | None:
+    """Return ``torch.get_float32_matmul_precision()``, or None where torch refuses to read it.
+
+    torch >= 2.9 raises when the fp32_precision switches of its backends disagree, which is what
+    its own docs lead to (``torch.backends.cuda.matmul.fp32_precision = "tf32"`` alone does it);
+    those switches are captured one by one (precision_flags), so nothing is lost.
+    """
+    import torch
+
+    try:
+        return torch.get_float32_matmul_precision()
+    except RuntimeError:
+        return None
+
+
+def read_flag(path: str) -> Any:
+    """Return ``torch.backends.<path>`` (``"cudnn.allow_tf32"``), loading a backend older torch loads lazily."""
     import importlib
 
     import torch
@@ -101,7 +117,7 @@ def _write(path: str, value: Any) -> None:
     import torch
 
     owner, _, leaf = path.rpartition(".")
-    setattr(_read(owner) if owner else torch.backends, leaf, value)
+    setattr(read_flag(owner) if owner else torch.backends, leaf, value)
 
 
 @dataclass
@@ -119,12 +135,12 @@ class BackendFlags:
             warnings.simplefilter("ignore")
             for path in _ATTRIBUTES:
                 try:
-                    value = _read(path)
+                    value = read_flag(path)
                 except Exception:  # noqa: BLE001 - absent in this torch, or unreadable in this state
                     continue
                 if value is None or isinstance(value, (bool, int, str)):
                     values[path] = value
-            for name, (getter, _) in {**_precision_flags(), **_function_flags()}.items():
+            for name, (getter, _) in {**precision_flags(), **_function_flags()}.items():
                 try:
                     values[name] = getter()
                 except Exception:  # noqa: BLE001
@@ -135,7 +151,7 @@ class BackendFlags:
         """Set back every flag whose value changed (see _ATTRIBUTES for why twice)."""
         # Legacy flags, then the precisions parents first, then the legacy flags again: whichever
         # view a model changed is put back, and the other view follows it.
-        functions = {**_precision_flags(), **_function_flags()}
+        functions = {**precision_flags(), **_function_flags()}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for _ in range(2):
@@ -145,7 +161,7 @@ class BackendFlags:
                             getter, setter = functions[path]
                             if getter() != saved:
                                 setter(saved)
-                        elif _read(path) != saved:
+                        elif read_flag(path) != saved:
                             _write(path, saved)
                     except Exception:  # noqa: BLE001 - a legacy view torch refuses to read in a mixed state
                         continue

@@ -17,6 +17,7 @@ class RunResult:
     buffers: dict[str, Any] | None = None  # buffer name -> value after the run (program outputs too)
     tied: dict[str, tuple[str, ...]] | None = None  # parameter name -> all names sharing its storage
     float64: Any = None  # eager's run in float64 (a RunResult), False when impossible; made on demand
+    full32: Any = None  # eager's run with float32 at full precision (TF32 off), likewise; made on demand
 
 
 def _map(obj: Any, fn: Callable[[Any], Any]) -> Any:

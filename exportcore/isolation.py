@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
+from exportcore.backend_flags import matmul_precision
 from exportcore.model_state import ModelState
 
 __all__ = ["GlobalState", "ModelState", "drop_leaked_export_hooks", "isolated", "reset_compile_caches", "settings_text"]
@@ -32,7 +33,7 @@ class GlobalState:
     deterministic_warn_only: bool = False
     default_device: Any = None
     anomaly: tuple[bool, bool] = (False, True)  # (enabled, check_nan)
-    matmul_precision: str = "highest"
+    matmul_precision: str | None = "highest"  # None: torch refuses to say (backends.precision.* hold it)
     num_threads: int = 0
     configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # config module -> its settings
     autocast: Any = None  # exportcore.backend_flags.AutocastState
@@ -62,7 +63,7 @@ class GlobalState:
             deterministic_warn_only=torch.is_deterministic_algorithms_warn_only_enabled(),
             default_device=torch.get_default_device(),
             anomaly=(torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()),
-            matmul_precision=torch.get_float32_matmul_precision(),
+            matmul_precision=matmul_precision(),
             num_threads=torch.get_num_threads(),
             configs={name: module.get_config_copy() for name, module in _config_modules()},
             autocast=AutocastState.capture(),
@@ -98,7 +99,7 @@ class GlobalState:
                 del context.device_context
         if (torch.is_anomaly_enabled(), torch.is_anomaly_check_nan_enabled()) != self.anomaly:
             torch.set_anomaly_enabled(*self.anomaly)
-        if torch.get_float32_matmul_precision() != self.matmul_precision:
+        if self.matmul_precision is not None and matmul_precision() != self.matmul_precision:
             torch.set_float32_matmul_precision(self.matmul_precision)
         if torch.get_num_threads() != self.num_threads:
             torch.set_num_threads(self.num_threads)
@@ -149,10 +150,7 @@ def settings_text() -> str | None:
                  if name.startswith(("_global_forward", "_global_backward"))]
     except Exception:  # noqa: BLE001 - Unreadable, or a hook object that raises when read: nothing is proven
         return None
-    try:
-        precision = torch.get_float32_matmul_precision()
-    except RuntimeError:  # the legacy and new TF32 APIs disagree (a model flipped one): the flags below tell
-        precision = "mixed"
+    precision = matmul_precision() or "mixed"
     return repr((
         str(torch.get_default_dtype()), str(torch.get_default_device()), torch.are_deterministic_algorithms_enabled(),
         torch.is_deterministic_algorithms_warn_only_enabled(), precision,

@@ -6,11 +6,12 @@ mode the buffers and gradients are compared too (failure stage "training").
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from exportcore.compare import ROUNDING_FACTOR, Mismatch, Rounding, compare, compare_with_reference
 from exportcore.execute import RunResult, clone_tree, run_inference, run_training
 from exportcore.failures import alias_lost
+from exportcore.float32_precision import full_float32, reduced_float32
 from exportcore.outcome import Failure
 from exportcore.random_draws import redrawn
 from exportcore.sides import prepare, traced_path
@@ -27,36 +28,51 @@ PROGRAM_NAMES = {"exported": "ep.module()", "decomposed": "run_decompositions().
 
 def compare_runs(
     run: Run, label: str, expected: RunResult, actual: RunResult, *, grads: bool = True,
-    inputs: tuple[tuple, dict] | None = None,
+    inputs: tuple[tuple, dict] | None = None, rerun: Callable[[], RunResult] | None = None,
 ) -> Failure | None:
     """Compare one program's run with eager (outputs, buffers after the call, grads); a Failure or None.
 
     ``inputs`` (the call's args and kwargs) lets a float mismatch be judged against a float64
     eager reference (compare.compare_with_reference), computed only when the plain check fails.
+    ``rerun`` runs the program again on them: where float32 math on the run's device may go below
+    float32 precision (TF32 on CUDA), a mismatch is judged on eager and the program both run again
+    at full float32 precision (exportcore.float32_precision).
     """
     forgiven: list[Rounding] = []
+    full: list[tuple[RunResult, RunResult] | None] = []  # made on the first mismatch that needs it
 
-    def check(part: str, exp: Any, act: Any) -> Mismatch | None:
+    def check(part: str, keys: Any = None) -> Mismatch | None:
+        exp, act = _part(expected, part, keys), _part(actual, part, keys)
         found = compare(exp, act, rtol=run.rtol, atol=run.atol, path=part)
         if found is None or found.kind != "value" or inputs is None:
             return found
-        wide = _float64_run(run, expected, inputs)
+        reduced = reduced_float32(run.device) if rerun is not None else ()
+        if reduced and not full:
+            full.append(_full_precision(run, expected, inputs, rerun))
+        if reduced and full[0] is not None:
+            exp, act = _part(full[0][0], part, keys), _part(full[0][1], part, keys)
+            found = compare(exp, act, rtol=run.rtol, atol=run.atol, path=part)
+            if found is None or found.kind != "value":
+                _reduced_note(run, reduced, found is None)
+                return found
+        wide = _reference_run(run, expected, inputs, "float64")
         if wide is None:
             return found
-        ref = wide.outputs if part == "output" else (wide.buffers if part == "buffers" else wide.grads)
-        return compare_with_reference(exp, act, {} if ref is None else ref, rtol=run.rtol, atol=run.atol, path=part,
-                                      forgiven=forgiven)
+        ref = _part(wide, part, keys)
+        found = compare_with_reference(exp, act, {} if ref is None else ref, rtol=run.rtol, atol=run.atol, path=part,
+                                       forgiven=forgiven)
+        if reduced and full[0] is not None:
+            _reduced_note(run, reduced, found is None)
+        return found
 
-    mismatch = check("output", expected.outputs, actual.outputs)
+    mismatch = check("output")
     stage = "numerics"
     if mismatch is None and expected.buffers is not None and actual.buffers is not None:
         stage = "training" if run.mode.training else "numerics"
-        common = {k: v for k, v in actual.buffers.items() if k in expected.buffers}
-        mismatch = check("buffers", {k: expected.buffers[k] for k in common}, common)
+        mismatch = check("buffers", [k for k in actual.buffers if k in expected.buffers])
     if mismatch is None and run.mode.training and grads and expected.grads is not None and actual.grads is not None:
         stage = "training"
-        common = {k: v for k, v in actual.grads.items() if k in expected.grads}
-        mismatch = check("grads", {k: expected.grads[k] for k in common}, common)
+        mismatch = check("grads", [k for k in actual.grads if k in expected.grads])
         if mismatch is not None:
             lost = _lost_tie(mismatch.path, expected, actual)
             if lost:
@@ -88,11 +104,47 @@ def _less_precise(run: Run, label: str, rounding: Rounding) -> None:
     )
 
 
-def _float64_run(run: Run, expected: RunResult, inputs: tuple[tuple, dict]) -> RunResult | None:
-    """Return eager's run in float64 on a deep copy (cached on ``expected``), or None if impossible."""
-    if expected.float64 is not None:
-        return expected.float64 or None
-    expected.float64 = False
+def _part(result: RunResult, part: str, keys: Any = None) -> Any:
+    """The outputs, or the buffers or grads named in ``keys`` (those both sides have)."""
+    if part == "output":
+        return result.outputs
+    values = result.buffers if part == "buffers" else result.grads
+    return values if values is None or keys is None else {k: values[k] for k in keys if k in values}
+
+
+def _full_precision(
+    run: Run, expected: RunResult, inputs: tuple[tuple, dict], rerun: Callable[[], RunResult],
+) -> tuple[RunResult, RunResult] | None:
+    """Eager and the program run again with float32 at full precision; None where either cannot."""
+    eager = _reference_run(run, expected, inputs, "full32")
+    if eager is None:
+        return None
+    try:
+        with full_float32():
+            return eager, rerun()
+    except Exception:  # noqa: BLE001 - it ran at reduced precision; the comparison there stands
+        return None
+
+
+def _reduced_note(run: Run, reduced: tuple[str, ...], agree: bool) -> None:
+    verdict = "agree there" if agree else "differ there too"
+    note = (f"numerics on {run.device}: float32 math may run below float32 precision here ({', '.join(reduced)});"
+            f" eager and the program, which differ beyond float32's tolerances, were run again at full float32"
+            f" precision and {verdict}")
+    if note not in run.outcome.notes:
+        run.outcome.notes.append(note)
+
+
+def _reference_run(run: Run, expected: RunResult, inputs: tuple[tuple, dict], kind: str) -> RunResult | None:
+    """Return eager's run in float64, or (``kind="full32"``) with float32 at full precision, on a deep copy.
+
+    Cached on ``expected``; None where the model cannot run so (or be copied).
+    """
+    cached = getattr(expected, kind)
+    if cached is not None:
+        return cached or None
+    setattr(expected, kind, False)
+    import contextlib
     import copy
 
     import torch
@@ -102,18 +154,21 @@ def _float64_run(run: Run, expected: RunResult, inputs: tuple[tuple, dict]) -> R
 
     prepare(run)
     try:
-        model = copy.deepcopy(run.model).double()
-        args, kwargs = torch.utils._pytree.tree_map_only(torch.Tensor, wide, clone_tree(inputs))
-        with traced_path():
+        model = copy.deepcopy(run.model)
+        args, kwargs = clone_tree(inputs)
+        if kind == "float64":
+            model = model.double()
+            args, kwargs = torch.utils._pytree.tree_map_only(torch.Tensor, wide, (args, kwargs))
+        with traced_path(), (full_float32() if kind == "full32" else contextlib.nullcontext()):
             if run.mode.training:
                 result = run_training(model, args, kwargs, seed=run.seed)
             else:
                 result = run_inference(model, args, kwargs, seed=run.seed)
-    except Exception:  # a model that cannot run in float64 (or be copied): the plain rule stands
+    except Exception:  # a model that cannot run so (or be copied): the plain rule stands
         return None
     finally:
         prepare(run)
-    expected.float64 = result
+    setattr(expected, kind, result)
     return result
 
 

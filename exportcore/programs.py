@@ -137,7 +137,8 @@ class ProgramSide(Side):
             return output_metadata_mismatch(self.name, wrong)
         if not values:
             return None
-        return compare_runs(run, self.label, reference, actual, grads=self.grads, inputs=inputs)
+        return compare_runs(run, self.label, reference, actual, grads=self.grads, inputs=inputs,
+                            rerun=lambda: self.call(run, *inputs))
 
     def raised(self, exc: BaseException, where: str) -> Failure:
         from exportcore.classify import classify

@@ -44,9 +44,9 @@ def compare_with_reference(
     rounding: the leaf also passes when the program is within the tolerances of the reference
     norm-wise (RMS error <= rtol * RMS(reference) + atol) and no element is more than
     ``ROUNDING_FACTOR`` times its tolerance from it; such leaves are appended to ``forgiven``.
-    The reference is trusted only where eager float32 agrees with it within the plain tolerances
-    (a model drawing random numbers or reading a global would not); otherwise, and for every
-    non-float leaf, the plain comparison stands.
+    The reference is trusted only where eager float32 is within rounding of it by the same norm-wise
+    rule (a model drawing random numbers or reading a global would not be); otherwise, and for
+    every non-float leaf, the plain comparison stands.
     """
     found = compare(expected, actual, rtol=rtol, atol=atol, path=path)
     if found is None or found.kind != "value":
@@ -78,21 +78,34 @@ def _rounding_only(e: Any, a: Any, r: Any, rtol: float | None, atol: float | Non
 
     if not e.is_floating_point() or r.shape != e.shape or not (r.is_floating_point() or r.is_complex()):
         return False
-    if compare_trees(e, r.to(e.dtype), None, None, "reference") is not None:
-        return False  # the float64 run is not the same computation: no basis to forgive anything
     e64, a64, r64 = (dense(t).to(torch.float64) for t in (e, a, r))
     finite = torch.isfinite(r64) & torch.isfinite(e64) & torch.isfinite(a64)
     zero = torch.zeros((), dtype=torch.float64)
-    eager_err = float(torch.where(finite, (e64 - r64).abs(), zero).max())
-    program_err = torch.where(finite, (a64 - r64).abs(), zero)
     d_rtol, d_atol = default_tolerances(e.dtype)
     rtol, atol = (d_rtol if rtol is None else rtol), (d_atol if atol is None else atol)
-    if bool((program_err <= ROUNDING_FACTOR * eager_err + atol).all()):
-        return True
     magnitude = torch.where(finite, r64.abs(), zero)
-    tol = atol + rtol * magnitude
-    worst = torch.where(tol > 0, program_err / torch.where(tol > 0, tol, 1.0), torch.where(program_err > 0, math.inf, 0.0))
-    rms_err, rms_ref = float(program_err.pow(2).mean().sqrt()), float(magnitude.pow(2).mean().sqrt())
-    if float(worst.max()) > ROUNDING_FACTOR or rms_err > rtol * rms_ref + atol:
+    rms_ref = float(magnitude.pow(2).mean().sqrt())
+
+    def error(x64: Any, rtol: float, atol: float) -> tuple[Any, bool]:
+        """Distance to the reference per element, and whether it is rounding: norm-wise within (rtol, atol),
+        no element beyond ROUNDING_FACTOR times its own tolerance."""
+        err = torch.where(finite, (x64 - r64).abs(), zero)
+        tol = atol + rtol * magnitude
+        worst = torch.where(tol > 0, err / torch.where(tol > 0, tol, 1.0), torch.where(err > 0, math.inf, 0.0))
+        return err, float(worst.max()) <= ROUNDING_FACTOR and float(err.pow(2).mean().sqrt()) <= rtol * rms_ref + atol
+
+    # The float64 run is trusted where eager float32 is within rounding of it, by the dtype's own
+    # tolerances (the user's may be tighter than float32 can be). Elementwise agreement is too strict
+    # for long float32 reductions (a conv's weight grad over a batch on CUDA: 1.5% of elements just
+    # past rtol=1e-4, none past 1.3x); a different computation (a random draw the float64 copy does
+    # not repeat, a global) is off norm-wise as well.
+    eager_err, eager_rounds = error(e64, d_rtol, d_atol)
+    if not eager_rounds or not torch.equal(torch.isfinite(e64), torch.isfinite(r64)):
+        return False  # the float64 run is not the same computation: no basis to forgive anything
+    program_err, program_rounds = error(a64, rtol, atol)
+    if bool((program_err <= ROUNDING_FACTOR * float(eager_err.max()) + atol).all()):
+        return True
+    if not program_rounds:
         return False
-    return Rounding(path, float(program_err.max()), eager_err, rms_err / rms_ref if rms_ref else math.inf, 0)
+    rms_err = float(program_err.pow(2).mean().sqrt())
+    return Rounding(path, float(program_err.max()), float(eager_err.max()), rms_err / rms_ref if rms_ref else math.inf, 0)
