@@ -27,7 +27,7 @@ def described(source: str, names: list[str], found: dict[str, Any], cells: dict[
     """The digest of a function's source with the values of the globals ``names`` in ``found`` and its cells."""
     constants = sorted(f"{name}={text}" for name in names
                        for value in [_global(found, name)] if value is not _MISSING
-                       for text in [_constant(value, reader)] if text is not None)
+                       for text in [_constant(value, reader, whole=name.startswith(WHOLE))] if text is not None)
     # a tensor or a module in a closure is an activation or the model's own: eager's answer and the
     # model's digests hold them
     constants += sorted(f"closure {name}={text}" for name, value in cells.items()
@@ -45,7 +45,9 @@ def globals_read(code: types.CodeType) -> list[str]:
     A module the code imports itself (``import configs`` or ``from .configs import LIMIT`` in a
     forward) binds a local, not a global: what it reads through that local is named
     ``import:MODULE:ATTR...`` (MODULE relative where the import is), read by ``_global`` from
-    ``sys.modules``.
+    ``sys.modules``. A chain the code hands on whole (``getattr(configs, name)`` with a name it
+    computes, ``vars(configs)``) is also named ``whole:CHAIN``: no attribute names what is read of
+    it, so where it is a module, that module's values are (``_constant``).
     """
     found: set[str] = set()
     chain: str | None = None  # the dotted name the instructions so far load
@@ -72,20 +74,24 @@ def globals_read(code: types.CodeType) -> list[str]:
             module = item = None
         if op == "LOAD_CONST":
             consts = (consts[1], arg)
-        if op in ("LOAD_GLOBAL", "LOAD_NAME"):
-            chain = arg
-        elif op.startswith("LOAD_FAST") and (arg[-1] if isinstance(arg, tuple) else arg) in imported:
-            chain = imported[arg[-1] if isinstance(arg, tuple) else arg]  # 3.13 loads two locals at once
-        elif op in ("LOAD_ATTR", "LOAD_METHOD") and chain is not None:
+        if op in ("LOAD_ATTR", "LOAD_METHOD") and chain is not None:
             chain = _dotted(chain, arg)
-        elif op == "LOAD_CONST" and chain is not None and isinstance(arg, str) and arg.isidentifier():
+            found.add(chain)
+            continue
+        if op == "LOAD_CONST" and chain is not None and isinstance(arg, str) and arg.isidentifier():
             # ``getattr(cfg, "LIMIT")``: a global, then a name; read as ``cfg.LIMIT`` (a guess that
             # is wrong only adds a value to the digest)
             found.add(_dotted(chain, arg))
             chain = None
             continue
-        else:
+        if chain is not None:  # the chain ends here: what it names is used whole
+            found.add(f"{WHOLE}{chain}")
             chain = None
+        if op in ("LOAD_GLOBAL", "LOAD_NAME"):
+            chain = arg
+        elif op.startswith("LOAD_FAST") and (arg[-1] if isinstance(arg, tuple) else arg) in imported:
+            chain = imported[arg[-1] if isinstance(arg, tuple) else arg]  # 3.13 loads two locals at once
+        else:
             continue
         found.add(chain)
     return sorted(found)
@@ -96,6 +102,7 @@ def _dotted(name: str, attr: str) -> str:
 
 
 _MISSING = object()
+WHOLE = "whole:"  # globals_read: the object a chain names is handed on whole
 
 
 def _global(found: dict[str, Any], name: str) -> Any:
@@ -104,6 +111,7 @@ def _global(found: dict[str, Any], name: str) -> Any:
     Read without running code (no module ``__getattr__``, no descriptor): only what the module or
     class holds itself, and only outside torch and the standard library, whose versions name theirs.
     """
+    name = name.removeprefix(WHOLE)
     if name.startswith("import:"):  # a module the code imported into a local (globals_read)
         _, module, rest = name.split(":", 2)
         try:
@@ -139,16 +147,21 @@ def _tensor_or_module(value: Any) -> bool:
     return torch is not None and isinstance(value, (torch.Tensor, torch.nn.Module))
 
 
-def _constant(value: Any, reader: Reader) -> str | None:
+def _constant(value: Any, reader: Reader, whole: bool = False) -> str | None:
     """A module constant by value (``LIMIT = 16``, ``SIZES = (8, 16)``, a config object), None for code.
 
     Modules are code: named by their source when eager runs them, and what the code reads of them
-    apart (``globals_read``). A class outside torch and the standard library is read by its data
-    attributes and what its methods' defaults and closures hold (``Cfg.limit()`` returning
-    ``cls.LIMIT``). A function is named, with what its closure holds: an alias (``ACT = torch.relu``)
-    is code no record of eager's names (torch's) or one a factory made.
+    apart (``globals_read``); a module the code hands on ``whole`` is read by its values
+    (python_state.Reader), except torch's and the standard library's, whose versions name them. A
+    class outside torch and the standard library is read by its data attributes and what its
+    methods' defaults and closures hold (``Cfg.limit()`` returning ``cls.LIMIT``). A function is
+    named, with what its closure holds: an alias (``ACT = torch.relu``) is code no record of eager's
+    names (torch's) or one a factory made.
     """
-    if isinstance(value, types.ModuleType) or isinstance(value, type) and opaque_module(value.__module__):
+    if whole:  # only a module is read again whole: anything else is read under its own name
+        if not isinstance(value, types.ModuleType) or opaque_module(getattr(value, "__name__", "")):
+            return None
+    elif isinstance(value, types.ModuleType) or isinstance(value, type) and opaque_module(value.__module__):
         return None
     try:
         return reader(value)

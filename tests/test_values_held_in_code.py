@@ -329,3 +329,41 @@ class Chunked(torch.nn.Module):
 
 def test_a_value_of_a_module_the_model_holds_is_read(tmp_path) -> None:
     helper_edit_rechecked(tmp_path, "pte_attr_configs", "ROWS = {limit}\n", MODULE_ATTRIBUTE_MODEL, "Chunked")
+
+
+COMPUTED_NAME_MODELS = {
+    "global": '''
+import torch
+
+import pte_named_configs
+
+
+class Chunked(torch.nn.Module):
+    key = "ROWS"
+
+    def forward(self, x):
+        if torch.compiler.is_compiling() or x.shape[0] <= getattr(pte_named_configs, self.key):
+            return x.cumsum(0)
+        return torch.cat([x[:16].cumsum(0), x[16:].cumsum(0)])
+''',
+    "local import": '''
+import torch
+
+
+class Chunked(torch.nn.Module):
+    def forward(self, x):
+        import pte_named_configs as configs
+
+        name = "ROWS"
+        if torch.compiler.is_compiling() or x.shape[0] <= vars(configs)[name]:
+            return x.cumsum(0)
+        return torch.cat([x[:16].cumsum(0), x[16:].cumsum(0)])
+''',
+}
+
+
+@pytest.mark.parametrize("form", sorted(COMPUTED_NAME_MODELS))
+def test_a_value_read_from_a_module_by_a_name_the_code_computes_is_read(tmp_path, form) -> None:
+    # The module itself is handed to code (getattr with a name held elsewhere, vars()): no attribute
+    # chain names what is read, so the module's values are.
+    helper_edit_rechecked(tmp_path, "pte_named_configs", "ROWS = {limit}\n", COMPUTED_NAME_MODELS[form], "Chunked")
