@@ -12,7 +12,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-__all__ = ["AutocastState", "BackendFlags", "matmul_precision", "precision_flags", "read_flag"]
+__all__ = ["AutocastState", "BackendFlags", "matmul_precision", "precision_flags", "read_flag", "write_flag"]
 
 #: Device types autocast may be switched on for (torch.amp.is_autocast_available lists the same).
 _AUTOCAST_DEVICES = ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "ipu", "mtia", "maia", "privateuseone")
@@ -113,7 +113,8 @@ def read_flag(path: str) -> Any:
     return obj
 
 
-def _write(path: str, value: Any) -> None:
+def write_flag(path: str, value: Any) -> None:
+    """Set ``torch.backends.<path>`` (``"cudnn.allow_tf32"``) to ``value``."""
     import torch
 
     owner, _, leaf = path.rpartition(".")
@@ -162,7 +163,7 @@ class BackendFlags:
                             if getter() != saved:
                                 setter(saved)
                         elif read_flag(path) != saved:
-                            _write(path, saved)
+                            write_flag(path, saved)
                     except Exception:  # noqa: BLE001 - a legacy view torch refuses to read in a mixed state
                         continue
 

@@ -15,7 +15,7 @@ import warnings
 from contextlib import contextmanager
 from typing import Iterator
 
-from exportcore.backend_flags import BackendFlags, matmul_precision, precision_flags, read_flag
+from exportcore.backend_flags import BackendFlags, matmul_precision, precision_flags, read_flag, write_flag
 
 __all__ = ["full_float32", "reduced_float32"]
 
@@ -64,9 +64,8 @@ def full_float32() -> Iterator[None]:
             torch.set_float32_matmul_precision("highest")
             for paths in _LEGACY.values():
                 for path in paths:
-                    owner, _, leaf = path.rpartition(".")
                     try:
-                        setattr(read_flag(owner), leaf, False)
+                        write_flag(path, False)
                     except Exception:  # noqa: BLE001 - absent in this torch
                         continue
             for _, setter in precision_flags().values():

@@ -24,7 +24,6 @@ torch = pytest.importorskip("torch")
 from torch._subclasses.fake_tensor import FakeTensor  # noqa: E402
 
 import exportcore  # noqa: E402
-from exportcore.compare import compare, compare_with_reference  # noqa: E402
 from exportcore.float32_precision import full_float32, reduced_float32  # noqa: E402
 
 
