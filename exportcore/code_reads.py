@@ -111,6 +111,9 @@ def _global(found: dict[str, Any], name: str) -> Any:
     Read without running code (no module ``__getattr__``, no descriptor): only what the module or
     class holds itself, and only outside torch and the standard library, whose versions name theirs.
     """
+    if name == f"{WHOLE}globals" and "globals" not in found:  # ``globals()["ROWS"]``: the module's values
+        return _Values({k: v for k, v in found.items() if not k.startswith("__") and not callable(v)
+                        and not isinstance(v, types.ModuleType)})
     name = name.removeprefix(WHOLE)
     if name.startswith("import:"):  # a module the code imported into a local (globals_read)
         _, module, rest = name.split(":", 2)
@@ -126,6 +129,10 @@ def _global(found: dict[str, Any], name: str) -> Any:
     for attr in attrs:
         value = _attribute(value, attr)
     return value
+
+
+class _Values(dict):
+    """The data values of a module's globals, which a function reading ``globals()`` hands on whole."""
 
 
 def _attribute(value: Any, attr: str) -> Any:
@@ -158,8 +165,10 @@ def _constant(value: Any, reader: Reader, whole: bool = False) -> str | None:
     named, with what its closure holds: an alias (``ACT = torch.relu``) is code no record of eager's
     names (torch's) or one a factory made.
     """
-    if whole:  # only a module is read again whole: anything else is read under its own name
-        if not isinstance(value, types.ModuleType) or opaque_module(getattr(value, "__name__", "")):
+    if whole:  # only a module (or its globals()) is read again whole: anything else is read under its own name
+        if isinstance(value, _Values):
+            value = dict(value)
+        elif not isinstance(value, types.ModuleType) or opaque_module(getattr(value, "__name__", "")):
             return None
     elif isinstance(value, types.ModuleType) or isinstance(value, type) and opaque_module(value.__module__):
         return None

@@ -97,6 +97,14 @@ class CodeRecord:
             _RECORDING.clear()
             if collecting:
                 gc.enable()
+            if calls.traced:  # code dynamo traced instead of running: not in the record, so nothing is proven
+                self.complete = False
+
+    def merge(self, other: CodeRecord) -> None:
+        """Add what ``other`` recorded (another mode's decomposition this walk takes) to this record."""
+        self.seen.update(other.seen)
+        self.environ.update(other.environ)
+        self.complete = self.complete and other.complete
 
     def digest(self) -> str | None:
         """The record as one digest (None when incomplete): every function by source, constants and closure."""
@@ -124,6 +132,9 @@ class _Calls:
 
     def __init__(self, seen: dict[int, tuple[types.CodeType, dict[str, Any], dict[str, Any]]]) -> None:
         self.seen = seen
+        #: dynamo compiled or ran compiled code (torch.compile, torch.cond in eager): the functions it
+        #: inlined never run as frames, so the record cannot name them (_compiling)
+        self.traced = False
         self.owner = threading.get_ident()
         # per thread, the outermost frame whose calls are not the model's (_aside)
         self.aside: dict[int, list[types.FrameType]] = {self.owner: []}
@@ -144,7 +155,15 @@ class _Calls:
             if id(code) in seen:
                 return
             if _aside(code):
+                context = _dynamo_context(frame)
+                if context == "disable":
+                    # ``torch._dynamo.disable`` (inside torch: a fake-tensor dispatch, checkpoint) runs
+                    # what it wraps as frames: the user's code under it is recorded (its own code is torch's)
+                    seen[id(code)] = (code, frame.f_globals, {})
+                    return
                 aside.append(frame)
+                if context == "compile":
+                    self.traced = True
             else:
                 # the closure's cells as this call found them (a factory's ``limit``), before the body runs
                 seen[id(code)] = (code, frame.f_globals, _cells(frame) if code.co_freevars else {})
@@ -209,6 +228,27 @@ def _aside(code: types.CodeType) -> bool:
     # calls are recorded)
     return code.co_name == "<module>" and not code.co_filename.startswith("<string") \
         or code.co_filename.startswith(roots()[3])
+
+
+def _dynamo_context(frame: types.FrameType) -> str | None:
+    """``"compile"`` where this frame turns dynamo on for what it calls, ``"disable"`` where it turns it off.
+
+    On: a ``torch.compile``d function or module, ``torch.cond`` and the other control-flow
+    operators in eager, which compile their bodies. Dynamo traces the functions such a call reaches
+    instead of running them (and runs the compiled code on later calls): they never show as
+    frames, so an edit to one (a branch taken only at shapes past the examples) would leave the
+    record the same. Off: ``torch._dynamo.disable``, whose wrapped code runs as frames.
+    """
+    code = frame.f_code
+    if "self" not in code.co_freevars or not code.co_filename.endswith(_EVAL_FRAME):
+        return None
+    kinds = [cls.__name__ for cls in type(_cells(frame).get("self")).__mro__]
+    if "DisableContext" in kinds:
+        return "disable"
+    return "compile" if "_TorchDynamoContext" in kinds else None
+
+
+_EVAL_FRAME = os.path.join("_dynamo", "eval_frame.py")
 
 
 def _describe(code: types.CodeType, found: dict[str, Any], cells: dict[str, Any], reader: Reader) -> str:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import re
-from typing import Any
+from typing import Any, Iterator
 
-__all__ = ["structure", "same_program", "tensors_of", "module_digest", "constants_digest", "values_digest"]
+__all__ = ["structure", "same_program", "subgraphs", "tensors_of", "module_digest", "constants_digest", "values_digest"]
 
 
 def structure(ep: Any) -> str:
@@ -77,10 +77,8 @@ class _Canon:
         calls = getattr(ep, "module_call_graph", None) or []
         signature = calls[0].signature if calls else None
         lines.append(f"call {getattr(signature, 'in_spec', None)!r} -> {getattr(signature, 'out_spec', None)!r}")
-        for node in ep.graph.nodes:
-            sub = getattr(ep.graph_module, node.target, None) if node.op == "get_attr" else None
-            if sub is not None and hasattr(sub, "code"):
-                lines.append(f"sub {node.target}:{self.text(sub.code)}")
+        for name, sub in subgraphs(ep.graph_module):
+            lines.append(f"sub {name}:{self.text(sub.code)}")
         return "\n".join(lines)
 
     def node(self, node: Any, spec: Any, order: dict[Any, Any]) -> str:
@@ -98,6 +96,20 @@ class _Canon:
         kind = f"persistent={getattr(spec, 'persistent', None)}" if spec is not None else ""
         name = node.target if spec is None or spec.kind.name == "USER_INPUT" else ""
         return self.text(f"{order[node]} placeholder {name} {kind} {shape!r}")
+
+
+def subgraphs(owner: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """The graphs ``owner``'s graph reads by ``get_attr`` (cond's branches, map's body), and theirs in turn.
+
+    A cond inside a cond's branch is a submodule of the branch's graph, not of the program's: its
+    code is part of what the program computes like any other.
+    """
+    for node in owner.graph.nodes:
+        sub = getattr(owner, node.target, None) if node.op == "get_attr" else None
+        if sub is not None and hasattr(sub, "code"):
+            yield prefix + node.target, sub
+            if hasattr(sub, "graph"):
+                yield from subgraphs(sub, f"{prefix}{node.target}.")
 
 
 def _target(target: Any) -> str:

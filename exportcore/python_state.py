@@ -117,11 +117,13 @@ class Reader:
         if isinstance(value, functools.partial):
             return f"partial {self(value.func)} {self(value.args)} {self(value.keywords)}"
         if isinstance(value, types.MethodType):
-            bound = value.__self__
-            if self.torch is not None and isinstance(bound, self.torch.nn.Module) or isinstance(bound, type) \
-                    or _opaque(type(bound)):
-                return f"method {_name(value.__func__)}"  # a module's: the module is read as one of the tree
-            return f"method {_name(value.__func__)} of {self(bound)}"  # a hook on a plain object: its state
+            # and what it is bound to, which its code reads through ``self``/``cls``: a module of the
+            # model's tree is named by its path (state_digest), any other module, a class (a
+            # classmethod's ``cls.LIMIT``) or a plain object (a hook's) by its state
+            return f"method {_name(value.__func__)} of {self(value.__self__)}"
+        if isinstance(value, types.BuiltinMethodType) and not isinstance(value.__self__, (types.ModuleType, type(None))):
+            # ``config.get`` kept as a lookup function: the dict it reads
+            return f"builtin method {type(value.__self__).__name__}.{value.__name__} of {self(value.__self__)}"
         if isinstance(value, types.FunctionType) and not opaque_module(value.__module__):
             # a closure a factory made (``make_scaler(2.0)``): the same name, other behaviour
             return (f"function {_name(value)} {self(closure(value))} {self(value.__defaults__)} "

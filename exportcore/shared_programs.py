@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from exportcore.context import Run
+    from exportcore.eager_code import CodeRecord
 
 __all__ = ["keep", "take", "clear", "enter_case"]
 
@@ -42,13 +43,16 @@ class _Built:
     values: str  # the model's tensors and the program's constants, by value (reuse.program_digest)
     decomposed: Any = None  # the decomposed ExportedProgram, its weights dropped
     round_trip: bool | None = None  # save/load gave back the same program (None: not round-tripped)
+    #: the user's code the decomposition ran (exportcore.stages.decompose): a taker's witnesses too
+    ran: Any = None
 
 
 _LAST: _Built | None = None
 
 
-def keep(run: Run, label: str, program: Any) -> None:
-    """Offer what ``run.ep`` gave to later modes: ``"decomposed"`` (an ExportedProgram) or ``"round_trip"`` (a bool)."""
+def keep(run: Run, label: str, program: Any, ran: CodeRecord | None = None) -> None:
+    """Offer what ``run.ep`` gave to later modes: ``"decomposed"`` (an ExportedProgram, with the code
+    its decomposition ran) or ``"round_trip"`` (a bool)."""
     global _LAST
     if not run.reuse or run.ep is None or run.target is not None:
         return
@@ -58,6 +62,8 @@ def keep(run: Run, label: str, program: Any) -> None:
             return
         _LAST = _Built(weakref.ref(run), run.outcome.case_id, run.mode.name, run.device, *proof)
     setattr(_LAST, label, _weightless(program, run.ep) if label == "decomposed" else program)
+    if label == "decomposed":
+        _LAST.ran = ran
 
 
 def take(run: Run, label: str) -> tuple[Any, str] | None:
@@ -81,6 +87,8 @@ def take(run: Run, label: str) -> tuple[Any, str] | None:
         program = _rebound(kept, run.ep) if label == "decomposed" else kept
     except Exception:  # noqa: BLE001 - not known to be the same: build our own, as without sharing
         return None
+    if program is not None and label == "decomposed" and entry.ran is not None and run.code_records is not None:
+        run.code_records[1].merge(entry.ran)  # what built it is what this walk's results rest on too
     return (program, entry.mode) if program is not None else None
 
 

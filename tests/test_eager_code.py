@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from exportcore.eager_code import CodeRecord
 from exportcore.result_cache import ResultCache
 from processes import checked_twice
 from sessions import check, reported_version, served, warmed, write_module
@@ -108,20 +109,55 @@ def test_the_garbage_collectors_callbacks_are_not_the_models_code() -> None:
     assert calls and busy == quiet
 
 
+SIZE_MATH = '''
+class SizeMath(torch.nn.Module):
+    def forward(self, x):
+        scale = torch.sym_float(x.shape[0]) ** 0.5  # a plain function in the graph (torch.sym_float)
+        return (x * 2) * scale
+'''
+
 BRANCHY = '''
 class Branchy(torch.nn.Module):
     def forward(self, x):
-        scale = torch.sym_float(x.shape[0]) ** 0.5  # a plain function in the graph (torch.sym_float)
-        return torch.cond(x.sum() > 0, lambda t: t * 2, lambda t: t - 1, (x,)) * scale
+        return torch.cond(x.sum() > 0, lambda t: t * 2, lambda t: t - 1, (x,))
 '''
 
 
-def test_control_flow_and_size_math_are_served_in_a_new_process(tmp_path) -> None:
-    # torch.cond compiles its branches even in eager, and dynamo's sympy work differs from process to
-    # process; a function target's repr holds its address. Neither may make every session a miss.
-    lines = checked_twice(BRANCHY, "Branchy", tmp_path)
+def test_size_math_is_served_in_a_new_process(tmp_path) -> None:
+    # A function target's repr holds its address: it may not make every session a miss.
+    lines = checked_twice(SIZE_MATH, "SizeMath", tmp_path)
     assert lines[0] == "passed None", lines[0]
     assert lines[1].startswith("passed cache: strict, "), lines[1]
+
+
+def test_control_flow_in_eager_is_checked_in_full_in_every_session(tmp_path) -> None:
+    # torch.cond compiles its branches even in eager: dynamo traces them instead of running them, so
+    # no record shows the code a branch reaches, and an edit only shapes past the examples take would
+    # be served the old verdict (a torch.compile'd helper alike). Nothing is proven: it runs in full.
+    lines = checked_twice(BRANCHY, "Branchy", tmp_path)
+    assert lines == ["passed None", "passed None"], lines
+
+
+def test_dynamo_traced_code_leaves_no_proof_and_disabled_code_is_recorded() -> None:
+    from exportcore.eager_code import recorded
+
+    def helper(x):
+        return x.cumsum(0)
+
+    @torch.compile(backend="eager", dynamic=True)
+    def compiled(x):
+        return helper(x) * 1.0
+
+    @torch._dynamo.disable
+    def disabled(x):
+        return helper(x) + 1
+
+    x = torch.randn(8, 3)
+    assert recorded(functools.partial(compiled, x))[1] is None
+    assert recorded(functools.partial(compiled, x))[1] is None  # a later call runs the compiled code
+    record = CodeRecord()
+    record.run(functools.partial(disabled, x))
+    assert record.complete and {code.co_name for code, _, _ in record.seen.values()} >= {"disabled", "helper"}
 
 
 def test_torchs_dependencies_are_named_by_their_versions_not_recorded() -> None:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from exportcore import shared_programs
 from exportcore.classify import classify
+from exportcore.eager_code import CodeRecord
 from exportcore.graph_stats import graph_stats
 from exportcore.sides import remember
 
@@ -25,6 +26,38 @@ def _same(ep: object, decomposed: object) -> bool:
         return False
 
 
+def _decompose(ctx: Run) -> tuple[Any, CodeRecord | None]:
+    """``run_decompositions()``, and what it ran of the user's code where it may run some.
+
+    A custom op with only a CompositeImplicitAutograd kernel stays in the captured graph and is
+    lowered here by running that kernel, which may take a path no eager run takes (under
+    ``torch.compiler.is_compiling()``): that code is a witness of this walk's results
+    (exportcore.code_witnesses), or an edit to it would be served the old verdict. Recorded only
+    where the program calls an operator outside torch's own: the hook costs time on every call.
+    """
+    if ctx.code_records is None or not _calls_outside_torch(ctx.ep):
+        return ctx.ep.run_decompositions(), None
+    ran = CodeRecord()
+    decomposed = ran.run(ctx.ep.run_decompositions)
+    ctx.code_records[1].merge(ran)
+    return decomposed, ran
+
+
+def _calls_outside_torch(ep: Any) -> bool:
+    from torch._ops import HigherOrderOperator, OpOverload
+
+    from exportcore.identity import subgraphs
+
+    graphs = [ep.graph, *(sub.graph for _, sub in subgraphs(ep.graph_module) if hasattr(sub, "graph"))]
+    for graph in graphs:
+        for node in graph.nodes:
+            for target in (node.target, *node.args):
+                if isinstance(target, OpOverload) and target.namespace not in ("aten", "prims") \
+                        or isinstance(target, HigherOrderOperator):
+                    return True
+    return False
+
+
 def run(ctx: Run) -> None:
     """Set ``ctx.programs["decomposed"]``; the outcome's graph statistics become the core-ATen graph's."""
     with ctx.clock.stage("decompose"):
@@ -41,12 +74,12 @@ def run(ctx: Run) -> None:
                     # nothing the user wrote, nothing they can change. (The FutureWarning came with
                     # pytorch/pytorch#160843; drop this when 2.12 is no longer supported.)
                     warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated")
-                    decomposed = ctx.ep.run_decompositions()
+                    decomposed, ran = _decompose(ctx)
             remember(ctx, "decomposed", decomposed.module())
         except Exception as exc:
             ctx.fail(classify(exc, "decompose"))
         if shared is None:
-            shared_programs.keep(ctx, "decomposed", decomposed)
+            shared_programs.keep(ctx, "decomposed", decomposed, ran)
         if not ctx.mode.training and _same(ctx.ep, decomposed):
             # already core ATen: the decomposed program is the exported one (training compares grads
             # of the exported program only, so there both stay)
