@@ -601,3 +601,21 @@ def test_classify_does_not_swallow_keyboard_interrupt_type():
     assert failure.exc_type == "KeyboardInterrupt"
 
 
+
+
+class MutatesAttribute(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.mem = torch.zeros(3)  # a plain tensor attribute, not a registered buffer
+
+    def forward(self, x):
+        self.mem.mul_(0.5).add_(x.detach().mean(0))
+        return x + self.mem
+
+
+def test_a_mutated_tensor_attribute_the_decomposition_refuses_says_register_buffer():
+    # torch's own message says so; the generic decomposition hint (keep the op out of the table) did not
+    ep = export(MutatesAttribute(), (X,), strict=False)
+    failure = classify(raised(ep.run_decompositions), "decompose")
+    assert failure.category == "torch.mutation"
+    assert "register_buffer" in failure.hint and "decomposition table" not in failure.hint

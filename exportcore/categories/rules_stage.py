@@ -39,6 +39,13 @@ def by_stage(f: Facts) -> tuple[str, ...] | None:
                     " register its custom ops (torch.library) before loading, and save/load with the same torch")
         return ("serialization", "torch.export.save cannot write this program: check for custom ops without a"
                 " schema and non-tensor constants (opaque Python objects, ScriptObjects) held by the model")
+    if f.stage == "decompose" and (re.search(r"constant [\w.]+ is mutated in the forward method", f.low)
+                                   or "mutating a non-functional tensor with a functional tensor" in f.low):
+        # the capture kept a plain tensor attribute as a constant; the decomposition refuses to mutate one
+        # (torch 2.6-2.x: an internal assert of functionalization says the same)
+        return ("torch.mutation", "Register the tensor attribute forward mutates in place as a buffer"
+                " (self.register_buffer(name, tensor, persistent=False) keeps it out of the state_dict): the"
+                " decomposition refuses to mutate a plain tensor attribute, which the capture kept as a constant")
     if f.stage == "decompose":
         op = re.search(r"target=(torch\.ops\.[\w.]+)", f.text)
         where = f" of {op.group(1)}" if op else ""
