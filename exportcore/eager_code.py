@@ -133,7 +133,7 @@ class _Calls:
     def __init__(self, seen: dict[int, tuple[types.CodeType, dict[str, Any], dict[str, Any]]]) -> None:
         self.seen = seen
         #: dynamo compiled or ran compiled code (torch.compile, torch.cond in eager): the functions it
-        #: inlined never run as frames, so the record cannot name them (_compiling)
+        #: inlined never run as frames, so the record cannot name them (_dynamo_context)
         self.traced = False
         self.owner = threading.get_ident()
         # per thread, the outermost frame whose calls are not the model's (_aside)
