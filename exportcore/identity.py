@@ -17,7 +17,8 @@ import hashlib
 import re
 from typing import Any, Iterator
 
-__all__ = ["structure", "same_program", "subgraphs", "tensors_of", "module_digest", "constants_digest", "values_digest"]
+__all__ = ["structure", "same_program", "subgraphs", "outside_torch", "tensors_of", "module_digest", "constants_digest",
+           "values_digest"]
 
 
 def structure(ep: Any) -> str:
@@ -89,7 +90,7 @@ class _Canon:
             args = (_slice_defaults(args[0]), args[1])
         args = _by_schema(node.target, args)
         if node.op != "placeholder":
-            declared = f" -> {_meta(node.meta.get('val'))}" if _outside_torch(node.target) else ""
+            declared = f" -> {_meta(node.meta.get('val'))}" if outside_torch(node.target) else ""
             return self.text(f"{order[node]} {node.op} {_target(node.target)} {args!r}{declared}")
         val = node.meta.get("val")
         shape = getattr(val, "shape", val)
@@ -126,11 +127,11 @@ def _target(target: Any) -> str:
     return str(target)
 
 
-def _outside_torch(target: Any) -> bool:
-    """Whether what a node declares about its output comes from code that is not torch's own.
+def outside_torch(target: Any) -> bool:
+    """Whether a node's operator runs code that is not torch's own: its kernels, and its fake kernel's shapes.
 
-    A custom op's fake kernel (``register_fake``) decides the shapes the graph declares after it,
-    and the drawn shapes check them (exportcore.checks.output_meta); the user may edit it while the
+    What the node declares about its output then comes from the user's code: a custom op's fake
+    kernel (``register_fake``) decides the shapes the graph declares after it, and the drawn shapes check them (exportcore.checks.output_meta); the user may edit it while the
     graph's code and eager's answer stay the same. A higher-order op's outputs come from its
     bodies and the ops it wraps (``auto_functionalized(mylib.op, ...)``). torch's own operators'
     meta kernels are named by the torch version in the result cache's identity.

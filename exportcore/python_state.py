@@ -121,9 +121,10 @@ class Reader:
             # model's tree is named by its path (state_digest), any other module, a class (a
             # classmethod's ``cls.LIMIT``) or a plain object (a hook's) by its state
             return f"method {_name(value.__func__)} of {self(value.__self__)}"
-        if isinstance(value, types.BuiltinMethodType) and not isinstance(value.__self__, (types.ModuleType, type(None))):
+        bound = getattr(value, "__self__", None)
+        if isinstance(value, types.BuiltinMethodType) and not isinstance(bound, (types.ModuleType, type(None))):
             # ``config.get`` kept as a lookup function: the dict it reads
-            return f"builtin method {type(value.__self__).__name__}.{value.__name__} of {self(value.__self__)}"
+            return f"builtin method {type(bound).__name__}.{value.__name__} of {self(bound)}"
         if isinstance(value, types.FunctionType) and not opaque_module(value.__module__):
             # a closure a factory made (``make_scaler(2.0)``): the same name, other behaviour
             return (f"function {_name(value)} {self(closure(value))} {self(value.__defaults__)} "

@@ -44,18 +44,12 @@ def _decompose(ctx: Run) -> tuple[Any, CodeRecord | None]:
 
 
 def _calls_outside_torch(ep: Any) -> bool:
-    from torch._ops import HigherOrderOperator, OpOverload
-
-    from exportcore.identity import subgraphs
+    from exportcore.identity import outside_torch, subgraphs
 
     graphs = [ep.graph, *(sub.graph for _, sub in subgraphs(ep.graph_module) if hasattr(sub, "graph"))]
-    for graph in graphs:
-        for node in graph.nodes:
-            for target in (node.target, *node.args):
-                if isinstance(target, OpOverload) and target.namespace not in ("aten", "prims") \
-                        or isinstance(target, HigherOrderOperator):
-                    return True
-    return False
+    # an argument too: a higher-order op wraps a custom op (auto_functionalized(mylib.op, ...))
+    return any(outside_torch(target) for graph in graphs for node in graph.nodes
+               for target in (node.target, *node.args))
 
 
 def run(ctx: Run) -> None:
