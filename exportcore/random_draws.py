@@ -22,7 +22,10 @@ __all__ = ["redrawn", "seeded_ops"]
 
 
 def seeded_ops(program: Any) -> Counter[str]:
-    """Count the ops of ``program``'s graph that draw from torch's seeded RNG (tag ``nondeterministic_seeded``)."""
+    """Count the ops of ``program``'s graph that draw from torch's seeded RNG (tag ``nondeterministic_seeded``).
+
+    Attention with ``dropout_p=0`` is tagged but draws nothing: not counted (_no_dropout).
+    """
     import torch
 
     counts: Counter[str] = Counter()
@@ -30,9 +33,32 @@ def seeded_ops(program: Any) -> Counter[str]:
     if not isinstance(graph, torch.fx.Graph):
         return counts
     for node in graph.nodes:
-        if node.op == "call_function" and torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
+        if node.op == "call_function" and torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()) \
+                and not _no_dropout(node):
             counts[str(node.target)] += 1
     return counts
+
+
+def _no_dropout(node: Any) -> bool:
+    """Whether ``node`` is an attention op called with ``dropout_p=0``: tagged as seeded, it draws nothing then.
+
+    ``aten.scaled_dot_product_attention`` and its fused kernels carry the tag whatever their
+    ``dropout_p``, and decomposition rewrites them into matmul and softmax: counted, every
+    attention model's decomposed program would be excused from matching eager's values.
+    """
+    schema = getattr(node.target, "_schema", None)
+    names = [arg.name for arg in getattr(schema, "arguments", ())]
+    if "dropout_p" not in names:
+        return False
+    at = names.index("dropout_p")
+    if "dropout_p" in node.kwargs:
+        value = node.kwargs["dropout_p"]
+    elif at < len(node.args):
+        value = node.args[at]
+    else:
+        value = schema.arguments[at].default_value
+    # a symbolic or traced probability may be anything at run time: counted
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
 
 
 def redrawn(ctx: Run, label: str, failure: Failure | None) -> str | None:
