@@ -619,3 +619,35 @@ def test_a_mutated_tensor_attribute_the_decomposition_refuses_says_register_buff
     failure = classify(raised(ep.run_decompositions), "decompose")
     assert failure.category == "torch.mutation"
     assert "register_buffer" in failure.hint and "decomposition table" not in failure.hint
+
+
+class Autocast(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.l1, self.l2 = torch.nn.Linear(8, 16), torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            h = self.l1(x).relu()
+        return self.l2(h.float())
+
+
+def test_an_exported_program_that_fails_its_examples_is_not_blamed_on_its_decomposition():
+    # strict export of an autocast region asserts float32 on the bfloat16 result: ep.module() raises on
+    # the examples, and so does run_decompositions, which ran first and was blamed with its table hint
+    import exportcore
+
+    x = torch.randn(3, 8)
+    ep = export(Autocast(), (x,), strict=True)
+    outcome = exportcore.check(Autocast(), (x,), mode="strict", dynamic_shapes={"x": {0: Dim("b", min=2, max=8)}})
+    try:
+        ep.module()(x)
+    except RuntimeError:
+        pass
+    else:  # this torch exports it right (2.6)
+        assert outcome.status == "passed", outcome.failure
+        return
+    assert outcome.status == "failed" and outcome.failure.stage == "run", outcome.failure
+    assert outcome.failure.message.startswith("exported program failed on the example inputs")
+    assert outcome.failure.category == "python.context-manager" and "strict=False" in outcome.failure.hint
+    assert exportcore.check(Autocast(), (x,), mode="non_strict").status == "passed"

@@ -39,6 +39,12 @@ def by_stage(f: Facts) -> tuple[str, ...] | None:
                     " register its custom ops (torch.library) before loading, and save/load with the same torch")
         return ("serialization", "torch.export.save cannot write this program: check for custom ops without a"
                 " schema and non-tensor constants (opaque Python objects, ScriptObjects) held by the model")
+    if f.stage == "run" and "tensor dtype mismatch! expected" in f.low:
+        # the graph's _assert_tensor_metadata holds the dtypes the capture recorded; strict export of a
+        # torch.autocast region records float32 where the autocast op computes bfloat16 (torch 2.6-2.15)
+        return ("python.context-manager", "The exported program asserts a dtype its own computation does not"
+                " produce, typically a torch.autocast region captured in strict mode: export it non-strict"
+                " (strict=False), or cast explicitly (.to(torch.bfloat16)) instead of using autocast", "", "")
     if f.stage == "decompose" and (re.search(r"constant [\w.]+ is mutated in the forward method", f.low)
                                    or "mutating a non-functional tensor with a functional tensor" in f.low):
         # the capture kept a plain tensor attribute as a constant; the decomposition refuses to mutate one

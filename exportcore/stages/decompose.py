@@ -13,6 +13,7 @@ from exportcore.sides import remember
 
 if TYPE_CHECKING:
     from exportcore.context import Run
+    from exportcore.outcome import Failure
 
 __all__ = ["run"]
 
@@ -52,6 +53,29 @@ def _calls_outside_torch(ep: Any) -> bool:
                for target in (node.target, *node.args))
 
 
+def _exported_failure(ctx: Run) -> Failure | None:
+    """The exported program's own failure on the examples, where it has one.
+
+    run_decompositions re-traces the program and trips over what already breaks it (strict export
+    of an autocast region asserts float32 on a bfloat16 result): blamed on the decomposition, the
+    failure would point at a decomposition table that has nothing to do with it.
+    """
+    from exportcore.programs import ProgramSide
+    from exportcore.sides import prepare
+
+    program = ctx.programs.get("exported")
+    if program is None:
+        return None
+    side = ProgramSide("exported", program)
+    try:
+        side.call(ctx, ctx.args, ctx.kwargs)
+    except Exception as exc:  # noqa: BLE001 - the program's own failure, written up as the examples' check would
+        return side.raised(exc, "the example inputs")
+    finally:
+        prepare(ctx)
+    return None
+
+
 def run(ctx: Run) -> None:
     """Set ``ctx.programs["decomposed"]``; the outcome's graph statistics become the core-ATen graph's."""
     with ctx.clock.stage("decompose"):
@@ -71,7 +95,7 @@ def run(ctx: Run) -> None:
                     decomposed, ran = _decompose(ctx)
             remember(ctx, "decomposed", decomposed.module())
         except Exception as exc:
-            ctx.fail(classify(exc, "decompose"))
+            ctx.fail(_exported_failure(ctx) or classify(exc, "decompose"))
         if shared is None:
             shared_programs.keep(ctx, "decomposed", decomposed, ran)
         if not ctx.mode.training and _same(ctx.ep, decomposed):
