@@ -24,6 +24,24 @@ def test_token_ids_stay_inside_the_vocabulary_for_an_embedding():
         emb(new)  # would raise IndexError on an out-of-vocabulary id
 
 
+def test_labels_with_an_ignore_index_keep_it_and_stay_valid_for_the_loss():
+    torch.manual_seed(0)
+    labels = torch.randint(0, 5, (2, 6))
+    labels[:, -2:] = -100  # HF's ignore_index on padded positions
+    logits = torch.randn(4, 10, 5)
+    for seed in range(20):
+        (new,), _ = synthesize((labels,), None, {"args[0]": (4, 10)}, seed=seed)
+        assert new.dtype == labels.dtype and new.shape == (4, 10)
+        assert set(new.unique().tolist()) <= {-100, 0, 1, 2, 3, 4}  # drawn uniformly over [-100, 4] before
+        torch.nn.functional.cross_entropy(logits.flatten(0, 1), new.flatten(), ignore_index=-100)
+    rates = [float((synthesize((labels,), None, {"args[0]": (50, 50)}, seed=s)[0][0] == -100).float().mean())
+             for s in range(5)]
+    assert all(0.2 < rate < 0.47 for rate in rates)  # about the example's 1/3
+    relative = torch.arange(-6, 7).repeat(2, 1)  # all in one range across zero: still drawn within it
+    (new,), _ = synthesize((relative,), None, {"args[0]": (3, 40)}, seed=1)
+    assert int(new.min()) >= -6 and int(new.max()) <= 6
+
+
 def test_dtypes_bools_masks_and_float_domains_are_kept():
     args = (
         torch.rand(3, 4, dtype=torch.float64),  # non-negative: uniform in the observed range

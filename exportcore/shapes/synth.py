@@ -2,7 +2,8 @@
 
 Resized tensors keep dtype, device, layout (sparse, quantized, stride order: exportcore.shapes.layouts),
 requires_grad and the example's value domain:
-integers stay within the observed min..max (token ids stay below the vocabulary size),
+integers stay within the observed min..max (token ids stay below the vocabulary size; negatives beside
+non-negatives, ``ignore_index=-100`` or padding -1, keep their observed values and rate),
 bools keep their rate of True, constant tensors (masks of ones) stay constant, float masks
 (at most 4 distinct values, e.g. {0, 1} or {0, -inf}) draw from those values, floats that
 are never negative stay uniform in the observed range, other floats follow the observed
@@ -235,8 +236,7 @@ def _values(ref: Any, shape: tuple[int, ...], gen: Any) -> Any:
         rate = ref.float().mean().item()
         return torch.rand(shape, generator=gen) < rate
     if not (dtype.is_floating_point or dtype.is_complex):
-        lo, hi = int(ref.min().item()), int(ref.max().item())
-        return torch.randint(lo, hi + 1, shape, generator=gen, dtype=torch.int64).to(dtype)
+        return _integers(ref, shape, gen)
     if dtype.is_complex:
         scale = ref.abs().double().std().item() if ref.numel() > 1 else 1.0
         return (torch.randn(shape, generator=gen, dtype=dtype) * scale).to(dtype)
@@ -256,3 +256,24 @@ def _values(ref: Any, shape: tuple[int, ...], gen: Any) -> Any:
         return (torch.rand(shape, generator=gen, dtype=torch.float64) * (hi - lo) + lo).to(dtype)
     mean, std = wide.mean().item(), (wide.std().item() if wide.numel() > 1 else 1.0)
     return (torch.randn(shape, generator=gen, dtype=torch.float64) * std + mean).to(dtype)
+
+
+def _integers(ref: Any, shape: tuple[int, ...], gen: Any) -> Any:
+    """Integers within the observed min..max; negatives beside non-negatives are sentinels, kept as observed.
+
+    Labels with ``ignore_index=-100`` or ids padded with -1 are valid at those values only: drawn
+    uniformly over [-100, 4], nearly every label would be one no loss accepts.
+    """
+    import torch
+
+    values = ref.flatten().to(torch.int64)
+    negative = values[values < 0]
+    if negative.numel() == 0 or negative.numel() == values.numel():
+        lo, hi = int(values.min().item()), int(values.max().item())
+        return torch.randint(lo, hi + 1, shape, generator=gen, dtype=torch.int64).to(ref.dtype)
+    rest = values[values >= 0]
+    lo, hi = int(rest.min().item()), int(rest.max().item())
+    drawn = torch.randint(lo, hi + 1, shape, generator=gen, dtype=torch.int64)
+    rate = negative.numel() / values.numel()
+    sentinel = negative[torch.randint(0, negative.numel(), shape, generator=gen)]
+    return torch.where(torch.rand(shape, generator=gen) < rate, sentinel, drawn).to(ref.dtype)
