@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from exportcore.context import Run
     from exportcore.shapes.explore import ExploreResult
 
-__all__ = ["run"]
+__all__ = ["run", "judge", "recorded_factory"]
 
 _WHERE = "a drawn in-range shape"
 
@@ -55,14 +55,14 @@ def run(ctx: Run) -> None:
             return Probe("discard", f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__)
         cells: dict[str, str] = {}
         try:
-            return _judge(ctx, under_test, args, kwargs, reference, cells, found, values, comparable)
+            return judge(ctx, under_test, args, kwargs, reference, cells, found, values, comparable)
         finally:
             add_row(ctx, args, kwargs, "in range", cells)
 
     with ctx.clock.stage("run"):
         result = explore(
             ctx.spec, ctx.args, ctx.kwargs, probe, examples=ctx.examples, seed=ctx.seed,
-            inputs=_recorded_factory(ctx), settings=ctx.hypothesis_settings,
+            inputs=recorded_factory(ctx), settings=ctx.hypothesis_settings,
         )
     prepare(ctx)
     ctx.outcome.examples = result.stats
@@ -78,9 +78,9 @@ def run(ctx: Run) -> None:
         ctx.fail(side.drawn_failure(ctx, kept, result.failure.message, result.failure.stage, shapes))
 
 
-def _judge(ctx: Run, under_test: list[Side], args: tuple, kwargs: dict, reference: Any, cells: dict[str, str],
-           found: dict[str, tuple[Side, Failure | None]], values: bool, comparable: bool) -> Any:
-    """Run every side on one drawn input: the probe's verdict (the first failing side's), filling ``cells``."""
+def judge(ctx: Run, under_test: list[Side], args: tuple, kwargs: dict, reference: Any, cells: dict[str, str],
+          found: dict[str, tuple[Side, Failure | None]], values: bool, comparable: bool, *, where: str = _WHERE) -> Any:
+    """Run every side on one input (``where``: what it is): the probe's verdict (the first failing side's), filling ``cells``."""
     from exportcore.shapes.explore import Probe
 
     for side in under_test:
@@ -97,7 +97,7 @@ def _judge(ctx: Run, under_test: list[Side], args: tuple, kwargs: dict, referenc
             message, kept = side.in_spec_rejected(ctx, exc) if rejected else side.in_spec_raised(ctx, exc)
             found[message] = (side, kept)
             return Probe("fail", message, stage="guards" if rejected else "run")
-        failure = side.compare(ctx, reference, actual, _WHERE, (args, kwargs), values=values) if comparable else None
+        failure = side.compare(ctx, reference, actual, where, (args, kwargs), values=values) if comparable else None
         cells[side.column] = "accepted" if failure is None else "wrong result"
         if failure is not None and (values or failure.exc_type == "OutputMetadataMismatch"):
             message = side.in_spec_differs(failure)
@@ -106,7 +106,7 @@ def _judge(ctx: Run, under_test: list[Side], args: tuple, kwargs: dict, referenc
     return Probe("ok")
 
 
-def _recorded_factory(ctx: Run) -> Any:
+def recorded_factory(ctx: Run) -> Any:
     """The user's ``inputs=``; a factory function's calls recorded as eager's are (exportcore.sides.recording).
 
     With a result cache, what the factory runs at the drawn shapes and not at the examples' is

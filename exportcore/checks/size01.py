@@ -1,13 +1,16 @@
-"""Finding size01_accepted: torch does not guard the lower bound 2 it infers for Dim.AUTO/DYNAMIC.
+"""Sizes 0 and 1, which torch traces around (0/1 specialization) and the drawn shapes never reach.
 
-Sizes 0 and 1 then get through ep.module()'s guards although the exported range excludes them,
-and the results for those sizes are unchecked.
+Where the exported range starts at 2 or above (Dim.AUTO/DYNAMIC, ``min=2``), torch does not guard
+that lower bound: sizes 0 and 1 get through ep.module()'s guards although the range excludes them,
+and their results are unchecked (finding size01_accepted). Where it holds 0 or 1 (a declared
+``Dim("b", max=8)`` exports [0, 8]), the programs are held to eager there (exportcore.checks.small_sizes).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from exportcore.checks import small_sizes
 from exportcore.guards import root_axes
 from exportcore.sides import call_quiet
 
@@ -18,7 +21,7 @@ __all__ = ["run"]
 
 
 def run(ctx: Run) -> None:
-    """Probe sizes 0 and 1 of every dynamic root dim whose exported range starts at 2 or above."""
+    """Probe sizes 0 and 1 of every dynamic root dim: outside its exported range for acceptance, inside it as checks."""
     from exportcore.shapes.synth import synthesize
 
     exported = ctx.exported_shapes
@@ -30,7 +33,10 @@ def run(ctx: Run) -> None:
             continue
         seen.add(name)
         rng = ctx.ranges.get(shape[axis])
-        if rng is None or rng.floor < 2:
+        if rng is None:
+            continue
+        if rng.floor < 2:  # 0 or 1 promised: run there (exportcore.checks.small_sizes)
+            small_sizes.check(ctx, path, axis, name, rng)
             continue
         for size in (0, 1):
             try:

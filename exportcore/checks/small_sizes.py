@@ -1,0 +1,96 @@
+"""Sizes 0 and 1 inside the exported range: each program is held to eager there, as on a drawn shape.
+
+torch traces a program assuming every dynamic size is at least 2 (0/1 specialization), yet exports
+a range from 0 or 1 where the declared ``Dim`` says so (``Dim("b", max=8)`` exports [0, 8]): there,
+broadcasting, contiguity and reductions over an empty or a one-element dim follow other rules than
+the ones traced, and a program may crash or compute something else (an InstanceNorm model's
+decomposed program raises at batch 0). The drawn shapes start at 2 (exportcore.shapes.SIZE_FLOOR),
+so these sizes are run here, the rest of the dims at the examples' sizes: eager first (a size the
+model itself refuses is noted, not held against the program), then every program under test.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from exportcore.checks.accept import judge, recorded_factory
+from exportcore.checks.table import add_row
+from exportcore.outcome import Counterexample
+from exportcore.sides import prepare, run_side
+
+if TYPE_CHECKING:
+    from exportcore.context import Run
+    from exportcore.guards import ExportedRange
+
+__all__ = ["check"]
+
+
+def check(ctx: Run, path: str, axis: int, name: str, rng: ExportedRange) -> None:
+    """Run sizes 0 and 1 of dim ``name`` where its exported range holds them; fail on the first program that errs."""
+    from hypothesis.strategies import SearchStrategy
+
+    from exportcore.programs import sides
+    from exportcore.shapes.synth import drawn_for
+
+    root = ctx.spec.roots.get(name)
+    if root is None or isinstance(ctx.inputs, SearchStrategy):  # a user strategy draws its own shapes
+        return
+    under_test = sides(ctx, distinct=True)
+    values = "numerics" in ctx.checks
+    comparable = not any(side.stateful for side in under_test)
+    for size in (0, 1):
+        if size < rng.floor or (size == 1 and root.keep01):  # keep01: size 1 is drawn with the rest
+            continue
+        assignment = ctx.spec.example_assignment() | {name: size}
+        try:
+            drawn = drawn_for(ctx.spec, ctx.args, ctx.kwargs, assignment, recorded_factory(ctx), seed=ctx.seed)
+        except Exception:  # noqa: BLE001 - a derived dim that has no size there: nothing to run
+            continue
+        where = f"size {size} of {name} ({path} dim {axis})"
+        if drawn.skip or drawn.problem:
+            _note(ctx, f"{where} is in the exported range {rng.text()} but its inputs could not be built"
+                       f" ({drawn.skip or drawn.problem}): not checked there")
+            continue
+        args, kwargs = drawn.args, drawn.kwargs
+        try:
+            reference = run_side(ctx, ctx.model, args, kwargs)
+        except Exception as exc:  # noqa: BLE001 - the model's own limit, not the program's
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            _note(ctx, f"{where} is in the exported range {rng.text()} but eager rejects it"
+                       f" ({type(exc).__name__}: {first}): not checked there")
+            continue
+        cells: dict[str, str] = {}
+        found: dict[str, Any] = {}
+        try:
+            probe = judge(ctx, under_test, args, kwargs, reference, cells, found, values, comparable,
+                          where=f"{where}, inside the exported range")
+        finally:
+            add_row(ctx, args, kwargs, "in range", cells)
+            prepare(ctx)
+        if probe.status == "fail":
+            _fail(ctx, drawn, probe.message, probe.stage, found, size, name, rng)
+
+
+def _fail(ctx: Run, drawn: Any, message: str, stage: str, found: dict[str, Any], size: int, name: str,
+          rng: ExportedRange) -> None:
+    shapes = {p: list(s) for p, s in drawn.shapes.items()}
+    first = message.strip().splitlines()[0]
+    if ctx.inputs is None:
+        reproduce = ("from exportcore.shapes.synth import synthesize\n"
+                     f"args, kwargs = synthesize(args, kwargs, {dict((p, tuple(s)) for p, s in shapes.items())!r},"
+                     f" seed={drawn.seed})\nexpected = model(*args, **kwargs); got = ep.module()(*args, **kwargs)")
+    else:
+        reproduce = f"call the model and ep.module() on inputs of shapes {shapes}"
+    ctx.outcome.counterexample = Counterexample(shapes=shapes, message=f"{first} ({name}={size})", reproduce=reproduce)
+    side, kept = found[message]
+    failure = side.drawn_failure(ctx, kept, message, stage, shapes)
+    failure.hint = (f"{name}={size} is inside the exported range {rng.text()}, but torch traced the program assuming"
+                    f" sizes >= 2 (0/1 specialization). Declare {name} with min={size + 1} where the model"
+                    f" need not support {size}; where it must, export a separate program with an example of that"
+                    " size and that dim static")
+    ctx.fail(failure)
+
+
+def _note(ctx: Run, note: str) -> None:
+    if note not in ctx.outcome.notes:
+        ctx.outcome.notes.append(note)
