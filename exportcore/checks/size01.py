@@ -36,7 +36,8 @@ def run(ctx: Run) -> None:
         if rng is None:
             continue
         if rng.floor < 2:  # 0 or 1 promised: run there (exportcore.checks.small_sizes)
-            small_sizes.check(ctx, path, axis, name, rng)
+            with ctx.clock.stage("run"):
+                small_sizes.check(ctx, path, axis, name, rng)
             continue
         for size in (0, 1):
             try:
