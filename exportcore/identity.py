@@ -131,7 +131,8 @@ def outside_torch(target: Any) -> bool:
     """Whether a node's operator runs code that is not torch's own: its kernels, and its fake kernel's shapes.
 
     What the node declares about its output then comes from the user's code: a custom op's fake
-    kernel (``register_fake``) decides the shapes the graph declares after it, and the drawn shapes check them (exportcore.checks.output_meta); the user may edit it while the
+    kernel (``register_fake``) decides the shapes the graph declares after it, and the drawn
+    shapes check them (exportcore.checks.output_meta); the user may edit it while the
     graph's code and eager's answer stay the same. A higher-order op's outputs come from its
     bodies and the ops it wraps (``auto_functionalized(mylib.op, ...)``). torch's own operators'
     meta kernels are named by the torch version in the result cache's identity.

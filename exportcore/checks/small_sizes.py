@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from exportcore.checks.accept import judge, recorded_factory
 from exportcore.checks.table import add_row
-from exportcore.outcome import Counterexample
 from exportcore.sides import prepare, run_side
 
 if TYPE_CHECKING:
@@ -68,22 +67,15 @@ def check(ctx: Run, path: str, axis: int, name: str, rng: ExportedRange) -> None
             add_row(ctx, args, kwargs, "in range", cells)
             prepare(ctx)
         if probe.status == "fail":
-            _fail(ctx, drawn, probe.message, probe.stage, found, size, name, rng)
+            _fail(ctx, drawn, probe, found, size, name, rng)
 
 
-def _fail(ctx: Run, drawn: Any, message: str, stage: str, found: dict[str, Any], size: int, name: str,
-          rng: ExportedRange) -> None:
-    shapes = {p: list(s) for p, s in drawn.shapes.items()}
-    first = message.strip().splitlines()[0]
-    if ctx.inputs is None:
-        reproduce = ("from exportcore.shapes.synth import synthesize\n"
-                     f"args, kwargs = synthesize(args, kwargs, {dict((p, tuple(s)) for p, s in shapes.items())!r},"
-                     f" seed={drawn.seed})\nexpected = model(*args, **kwargs); got = ep.module()(*args, **kwargs)")
-    else:
-        reproduce = f"call the model and ep.module() on inputs of shapes {shapes}"
-    ctx.outcome.counterexample = Counterexample(shapes=shapes, message=f"{first} ({name}={size})", reproduce=reproduce)
-    side, kept = found[message]
-    failure = side.drawn_failure(ctx, kept, message, stage, shapes)
+def _fail(ctx: Run, drawn: Any, probe: Any, found: dict[str, Any], size: int, name: str, rng: ExportedRange) -> None:
+    from exportcore.shapes.explore import counterexample
+
+    ctx.outcome.counterexample = counterexample(ctx.spec, drawn, probe, ctx.inputs)
+    side, kept = found[probe.message]
+    failure = side.drawn_failure(ctx, kept, probe.message, probe.stage, ctx.outcome.counterexample.shapes)
     failure.hint = (f"{name}={size} is inside the exported range {rng.text()}, but torch traced the program assuming"
                     f" sizes >= 2 (0/1 specialization). Declare {name} with min={size + 1} where the model"
                     f" need not support {size}; where it must, export a separate program with an example of that"

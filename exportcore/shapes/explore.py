@@ -25,7 +25,7 @@ from exportcore.shapes.synth import Drawn, SynthesisError, drawn_for, inputs_str
 __all__ = [
     "Probe", "ExploreResult", "explore", "boundary_assignments", "below_min_inputs", "reject_inputs", "PROBE_STATUSES",
     "DEFAULT_EXAMPLES",
-    "examples_for", "hypothesis_settings",
+    "examples_for", "hypothesis_settings", "counterexample",
 ]
 
 PROBE_STATUSES = ("ok", "discard", "fail")
@@ -136,7 +136,7 @@ def explore(
                 spec, drawn, outcome, lambda a: drawn_for(spec, args, kwargs, a, inputs, seed=seed), attempt
             )
             result.failure = outcome
-            result.counterexample = _counterexample(spec, drawn, outcome, inputs)
+            result.counterexample = counterexample(spec, drawn, outcome, inputs)
             break
     if result.failure is None and examples > len(bounds):
         run = hypothesis.seed(seed)(hypothesis_settings(examples - len(bounds), settings)(run))
@@ -144,7 +144,7 @@ def explore(
             run()
         except _ProbeFailed as exc:
             result.failure = exc.probe
-            result.counterexample = _counterexample(spec, exc.drawn, exc.probe, inputs)
+            result.counterexample = counterexample(spec, exc.drawn, exc.probe, inputs)
         except Unsatisfiable:
             pass  # every draw was discarded: reported through the note below
         except HypothesisException as exc:  # e.g. Flaky: the probe is not deterministic
@@ -152,7 +152,7 @@ def explore(
             if cause is None:
                 raise
             result.failure = cause.probe
-            result.counterexample = _counterexample(spec, cause.drawn, cause.probe, inputs)
+            result.counterexample = counterexample(spec, cause.drawn, cause.probe, inputs)
     if stats.tried and stats.discarded * 2 > stats.tried:
         stats.note = (
             f"{stats.discarded} of {stats.tried} drawn shapes were rejected by the eager model: "
@@ -303,7 +303,8 @@ def _first_probe_failure(exc: BaseException) -> _ProbeFailed | None:
     return None
 
 
-def _counterexample(spec: ShapeSpec, drawn: Drawn, probe: Probe, inputs: Any) -> Counterexample:
+def counterexample(spec: ShapeSpec, drawn: Drawn, probe: Probe, inputs: Any) -> Counterexample:
+    """The failing input as the outcome reports it: its shapes, the probe's first line, a reproducer."""
     shapes = {p: list(s) for p, s in drawn.shapes.items()}
     where = ", ".join(f"{p}={s}" for p, s in shapes.items())
     dims = ", ".join(f"{k}={v}" for k, v in drawn.assignment.items())
