@@ -75,3 +75,56 @@ def test_a_model_right_at_sizes_zero_and_one_passes_and_they_ran() -> None:
                                dynamic_shapes=({0: Dim("b", max=8)},))
     assert outcome.status == "passed", outcome.failure
     assert {0, 1} <= set(seen)
+
+
+class EmptyAndOneRow(torch.nn.Module):
+    """Both at once: the decomposed program raises at batch 0 and takes the wrong branch at batch 1."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.nn.functional.instance_norm(x) + x.sum(0, keepdim=True)
+        return y * 2 if x.shape[0] == 1 else y * 3
+
+
+@pytest.mark.parametrize(("model", "mode", "floor", "exports"), [
+    (OneRowBranch(), "strict", 2, 1),
+    (InstanceNormed(), "non_strict", 1, 1),
+    (EmptyAndOneRow(), "non_strict", 2, 2),  # from 1 fails at 1: one more step
+])
+def test_the_fix_raises_the_min_past_the_failing_size_and_is_verified_by_every_check(model, mode, floor, exports):
+    x = torch.randn(4, 3, 5)
+    outcome = exportcore.check(model, (x,), mode=mode, dynamic_shapes=({0: Dim("b", max=8)},))
+    assert outcome.status == "failed", outcome.failure
+    fix = outcome.explanation.fix
+    assert (fix.status, fix.exports) == ("verified", exports), fix
+    assert fix.dynamic_shapes.splitlines()[0] == f"b = Dim('b', min={floor}, max=8)"
+    assert fix.changes == [f"dynamic_shapes[0][0]: b [0, 8] -> b [{floor}, 8]"]
+    # what it claims holds: every default check passes from that min, and the size below it fails still
+    fixed = exportcore.check(model, (x,), mode=mode, dynamic_shapes=({0: Dim("b", min=floor, max=8)},), explain="off")
+    assert fixed.status == "passed", fixed.failure
+    below = exportcore.check(model, (x,), mode=mode, dynamic_shapes=({0: Dim("b", min=floor - 1, max=8)},),
+                             explain="off")
+    assert below.status == "failed" and below.counterexample.shapes == {"args[0]": [floor - 1, 3, 5]}
+
+
+def test_the_fix_is_verified_with_the_run_s_own_tolerances() -> None:
+    # Eager adds 1e-3 where the program does not (everywhere: the user's atol=1e-2 allows it) and the
+    # program takes the wrong branch at batch 1 (no tolerance allows that). The re-check that verifies
+    # the range from 2 must use the run's atol: at the default one it would fail on the examples.
+    class OffByALittleAndAtOne(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            if not torch.compiler.is_exporting():
+                x = x + 1e-3
+            return x * 2 if x.shape[0] == 1 else x * 3
+
+    x = torch.randn(4, 3)
+    outcome = exportcore.check(OffByALittleAndAtOne(), (x,), mode="non_strict", atol=1e-2,
+                               dynamic_shapes=({0: Dim("b", max=8)},))
+    assert outcome.status == "failed" and outcome.counterexample.shapes == {"args[0]": [1, 3]}, outcome.failure
+    assert outcome.explanation.fix.status == "verified", outcome.explanation.fix
+    assert outcome.explanation.fix.dynamic_shapes.startswith("b = Dim('b', min=2, max=8)")
+    fixed = exportcore.check(OffByALittleAndAtOne(), (x,), mode="non_strict", atol=1e-2, explain="off",
+                             dynamic_shapes=({0: Dim("b", min=2, max=8)},))
+    assert fixed.status == "passed", fixed.failure
+    default = exportcore.check(OffByALittleAndAtOne(), (x,), mode="non_strict", explain="off",
+                               dynamic_shapes=({0: Dim("b", min=2, max=8)},))
+    assert default.status == "failed" and default.failure.stage == "numerics"

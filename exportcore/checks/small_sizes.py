@@ -11,6 +11,7 @@ model itself refuses is noted, not held against the program), then every program
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from exportcore.checks.accept import judge, recorded_factory
@@ -21,7 +22,11 @@ if TYPE_CHECKING:
     from exportcore.context import Run
     from exportcore.guards import ExportedRange
 
-__all__ = ["check"]
+__all__ = ["check", "failed_size"]
+
+#: The hint's head, read back by failed_size() (exportcore.explain.fix verifies the min it suggests).
+_HINT = re.compile(r"^(?P<name>\w+)=(?P<size>[01]) is inside the exported range \[[^]]*\], but torch traced the program"
+                   r" assuming sizes >= 2 \(0/1 specialization\)\. Declare (?P=name) with min=")
 
 
 def check(ctx: Run, path: str, axis: int, name: str, rng: ExportedRange) -> None:
@@ -81,6 +86,12 @@ def _fail(ctx: Run, drawn: Any, probe: Any, found: dict[str, Any], size: int, na
                     f" need not support {size}; where it must, export a separate program with an example of that"
                     " size and that dim static")
     ctx.fail(failure)
+
+
+def failed_size(failure: Any) -> tuple[str, int] | None:
+    """Return (dim name, size) of a failure this check reported at size 0 or 1, else None."""
+    match = _HINT.match(getattr(failure, "hint", "") or "")
+    return None if match is None else (match["name"], int(match["size"]))
 
 
 def _note(ctx: Run, note: str) -> None:

@@ -18,6 +18,10 @@ class FailedRun(Protocol):
     dynamic_shapes: Any
     mode: Any  # exportcore.modes.Mode
     examples: int
+    checks: frozenset[str]  # exportcore.case.CHECKS: what the run checked
+    rtol: float | None
+    atol: float | None
+    findings_as_errors: bool
     inputs: Any
     seed: int
     outcome: Outcome

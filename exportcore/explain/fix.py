@@ -6,6 +6,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from exportcore.checks.small_sizes import failed_size
 from exportcore.explain.bounds import Violation, solve, violations
 from exportcore.explain.specs import dim_bounds, render_spec, replace_bounds, spec_changes
 from exportcore.outcome import Failure, SpecFix
@@ -29,6 +30,8 @@ def wants_fix(run: Run) -> bool:
     failure = run.outcome.failure
     if failure is None or run.outcome.status != "failed" or run.dynamic_shapes is None:
         return False
+    if failed_size(failure) is not None:  # a size 0 or 1 inside the range: a min above it
+        return True
     if failure.stage in ("constraints", "capture") and failure.category == "torch.dynamic-shape":
         return True
     if failure.stage != "guards":
@@ -54,6 +57,9 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
     start = time.perf_counter()
     failure = run.outcome.failure
     assert failure is not None
+    small = failed_size(failure)
+    if small is not None:
+        return _floor_fix(run, recheck, *small, start)
     spec, notes, exports, example_changes = run.dynamic_shapes, [], 0, []
     args, kwargs = run.args, run.kwargs
     resized = resized_examples(run)
@@ -107,6 +113,41 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
         changes=example_changes + _changes(run.dynamic_shapes, spec), exports=exports,
         reason="; ".join(([f"{'exported, but its checks failed' if exported else 'did not export'}: {reason}"]
                           if reason else []) + notes),
+        seconds=round(time.perf_counter() - start, 3),
+    )
+
+
+def _floor_fix(run: Run, recheck: Recheck, name: str, size: int, start: float) -> SpecFix | None:
+    """The range of ``name`` from ``size + 1``, after a program failed at size 0 or 1 inside it.
+
+    Verified by every check the failing run ran, values included: a range from 1 runs size 1 there,
+    so a fix that moves the failure from 0 to 1 is not verified; one more step (from 2) is tried.
+    """
+    low, high = dim_bounds(run.dynamic_shapes).get(name, (None, None))
+    if low is None:  # no Dim of that name (Dim.AUTO): no min to raise
+        return None
+    spec, reason, exported, exports = run.dynamic_shapes, "", False, 0
+    for floor in range(size + 1, 3):
+        if high is not None and floor > high:
+            break
+        spec = replace_bounds(run.dynamic_shapes, {name: (floor, high)})
+        exports += 1
+        verdict = _verify(run, spec, recheck, run.args, run.kwargs, as_run=True)
+        if verdict.status == "passed":
+            reason = ""
+            break
+        reason = verdict.failure.headline() if verdict.failure else verdict.status
+        exported = verdict.failure is not None and verdict.failure.stage not in ("input", "capture", "constraints")
+        again = failed_size(verdict.failure) if verdict.failure is not None else None
+        if again is None or again[0] != name:
+            break
+    if exports == 0:
+        return None
+    return SpecFix(
+        status="suggested" if reason else "verified", dynamic_shapes=render_spec(spec),
+        origin=f"0/1 specialization: {name} from {size + 1}, the sizes torch traced for",
+        changes=_changes(run.dynamic_shapes, spec), exports=exports,
+        reason=f"{'exported, but its checks failed' if exported else 'did not export'}: {reason}" if reason else "",
         seconds=round(time.perf_counter() - start, 3),
     )
 
@@ -195,13 +236,17 @@ def _torch_suggestion(text: str, spec: Any) -> Any:
         return None
 
 
-def _verify(run: Run, spec: Any, recheck: Recheck, args: tuple, kwargs: dict) -> Any:
+def _verify(run: Run, spec: Any, recheck: Recheck, args: tuple, kwargs: dict, *, as_run: bool = False) -> Any:
+    """Re-check the model with ``spec``: its accept/reject checks, or (``as_run``) everything the run checked, its way."""
+    settings: dict[str, Any] = {"checks": ("accept", "reject"), "examples": max(2, min(run.examples, 5))}
+    if as_run:
+        settings = {"checks": tuple(sorted(run.checks)), "examples": run.examples, "rtol": run.rtol, "atol": run.atol,
+                    "findings_as_errors": run.findings_as_errors}
     return recheck(
-        run.model, args, kwargs, dynamic_shapes=spec, mode=run.mode.name,
-        checks=("accept", "reject"), examples=max(2, min(run.examples, 5)), inputs=run.inputs,
+        run.model, args, kwargs, dynamic_shapes=spec, mode=run.mode.name, inputs=run.inputs,
         seed=run.seed, case_id=run.outcome.case_id, explain="off",
         # the re-export is a check like any other: a warm run serves its program-only steps under the same proof
-        cache=run.cache,
+        cache=run.cache, **settings,
     )
 
 
