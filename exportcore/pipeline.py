@@ -73,6 +73,7 @@ TARGET_PIPELINE: tuple[Step, ...] = (
     Step("examples", numerics.run),
     Step("drawn shapes", accept.run, ("numerics", "accept"), dynamic=True),
     Step("reject", reject.run, ("reject",), dynamic=True),
+    Step("size01", size01.in_range, ("accept", "reject"), dynamic=True),
 )
 
 

@@ -8,7 +8,7 @@ and their results are unchecked (finding size01_accepted). Where it holds 0 or 1
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator
 
 from exportcore.checks import small_sizes
 from exportcore.guards import root_axes
@@ -16,25 +16,17 @@ from exportcore.sides import call_quiet
 
 if TYPE_CHECKING:
     from exportcore.context import Run
+    from exportcore.guards import ExportedRange
 
-__all__ = ["run"]
+__all__ = ["run", "in_range"]
 
 
 def run(ctx: Run) -> None:
     """Probe sizes 0 and 1 of every dynamic root dim: outside its exported range for acceptance, inside it as checks."""
     from exportcore.shapes.synth import synthesize
 
-    exported = ctx.exported_shapes
     program = ctx.programs["exported"]
-    seen: set[str] = set()
-    for path, axis, name in root_axes(ctx.spec):
-        shape = exported.get(path)
-        if name in seen or shape is None or axis >= len(shape) or isinstance(shape[axis], int):
-            continue
-        seen.add(name)
-        rng = ctx.ranges.get(shape[axis])
-        if rng is None:
-            continue
+    for path, axis, name, rng in _dims(ctx):
         if rng.floor < 2:  # 0 or 1 promised: run there (exportcore.checks.small_sizes)
             with ctx.clock.stage("run"):
                 small_sizes.check(ctx, path, axis, name, rng)
@@ -53,3 +45,25 @@ def run(ctx: Run) -> None:
                 input=path,
             )
             break
+
+
+def in_range(ctx: Run) -> None:
+    """A target's sizes 0 and 1 inside the exported range, held to eager (those outside it are its reject check's)."""
+    for path, axis, name, rng in _dims(ctx):
+        if rng.floor < 2:
+            with ctx.clock.stage("run"):
+                small_sizes.check(ctx, path, axis, name, rng)
+
+
+def _dims(ctx: Run) -> Iterator[tuple[str, int, str, ExportedRange]]:
+    """(input path, axis, dim name, exported range) of each dynamic root dim, once per name."""
+    exported = ctx.exported_shapes
+    seen: set[str] = set()
+    for path, axis, name in root_axes(ctx.spec):
+        shape = exported.get(path)
+        if name in seen or shape is None or axis >= len(shape) or isinstance(shape[axis], int):
+            continue
+        seen.add(name)
+        rng = ctx.ranges.get(shape[axis])
+        if rng is not None:
+            yield path, axis, name, rng

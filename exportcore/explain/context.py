@@ -22,6 +22,9 @@ class FailedRun(Protocol):
     rtol: float | None
     atol: float | None
     findings_as_errors: bool
+    target: str | None  # a runtime's column (exportcore.targets), None for a mode's
+    device: str
+    target_options: dict[str, Any]
     inputs: Any
     seed: int
     outcome: Outcome

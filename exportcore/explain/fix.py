@@ -240,8 +240,10 @@ def _verify(run: Run, spec: Any, recheck: Recheck, args: tuple, kwargs: dict, *,
     """Re-check the model with ``spec``: its accept/reject checks, or (``as_run``) everything the run checked, its way."""
     settings: dict[str, Any] = {"checks": ("accept", "reject"), "examples": max(2, min(run.examples, 5))}
     if as_run:
+        # the same column: a target's failure is verified by lowering the fix to that runtime again
         settings = {"checks": tuple(sorted(run.checks)), "examples": run.examples, "rtol": run.rtol, "atol": run.atol,
-                    "findings_as_errors": run.findings_as_errors}
+                    "findings_as_errors": run.findings_as_errors, "target": run.target, "device": run.device,
+                    "target_options": run.target_options}
     return recheck(
         run.model, args, kwargs, dynamic_shapes=spec, mode=run.mode.name, inputs=run.inputs,
         seed=run.seed, case_id=run.outcome.case_id, explain="off",
