@@ -110,7 +110,7 @@ class Counterexample:
 class SpecFix:
     """A corrected ``dynamic_shapes``, re-exported once to check it (failing cases only)."""
 
-    #: "verified": exports and its accept/reject checks pass; "suggested": it did not.
+    #: "verified": exports and the checks ``verified_by`` names pass; "suggested": it did not.
     status: str = field(metadata=one_of(FIX_STATUSES))
     dynamic_shapes: str  # ready-to-paste Python: Dim definitions, then ``dynamic_shapes=...``
     origin: str = ""  # "torch's suggested fixes" or "solved from the violated guard"
@@ -118,6 +118,9 @@ class SpecFix:
     reason: str = ""  # why a suggestion is not verified
     exports: int = 0  # re-exports spent on it
     seconds: float = 0.0
+    #: what the re-check ran: the case's accept/reject checks (a spec the guards refused), or every check
+    #: the case ran, values included (a range raised past a size 0 or 1 where a program failed)
+    verified_by: str = "its accept/reject checks"
 
 
 @dataclass

@@ -95,7 +95,7 @@ def test_the_fix_raises_the_min_past_the_failing_size_and_is_verified_by_every_c
     outcome = exportcore.check(model, (x,), mode=mode, dynamic_shapes=({0: Dim("b", max=8)},))
     assert outcome.status == "failed", outcome.failure
     fix = outcome.explanation.fix
-    assert (fix.status, fix.exports) == ("verified", exports), fix
+    assert (fix.status, fix.exports, fix.verified_by) == ("verified", exports, "all the checks the case ran"), fix
     assert fix.dynamic_shapes.splitlines()[0] == f"b = Dim('b', min={floor}, max=8)"
     assert fix.changes == [f"dynamic_shapes[0][0]: b [0, 8] -> b [{floor}, 8]"]
     # what it claims holds: every default check passes from that min, and the size below it fails still

@@ -20,7 +20,9 @@ VERIFIED = "verified (exports with this spec, and its accept/reject checks pass)
 def fix_status(fix: SpecFix) -> str:
     """Return the fix's one-line status: verified, or suggested with the reason it is not."""
     if fix.status == "verified":
-        return VERIFIED
+        if fix.verified_by == SpecFix.verified_by:
+            return VERIFIED
+        return f"verified (exports with this spec, and {fix.verified_by} pass)"
     return f"suggested ({fix.reason or 'not verified'})"
 
 
@@ -93,7 +95,7 @@ def explanation_markdown(outcome: Outcome | None) -> list[str]:
     out: list[str] = []
     if ex.fix is not None and ex.fix.dynamic_shapes:
         if ex.fix.status == "verified":
-            out.append(f"  - fix: **verified** ({VERIFIED.split('(', 1)[1]}")
+            out.append(f"  - fix: **verified** ({fix_status(ex.fix).split('(', 1)[1]}")
         else:
             out.append(f"  - fix: **suggested** ({_md(ex.fix.reason or 'not verified')})")
         out += ["", "    ```python"] + [f"    {line}" for line in ex.fix.dynamic_shapes.splitlines()] + ["    ```", ""]
