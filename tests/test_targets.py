@@ -145,21 +145,21 @@ class OneRowBranch(torch.nn.Module):
         return x * 2 if x.shape[0] == 1 else x * 3
 
 
-@needs_aoti
-def test_a_runtime_is_held_to_eager_at_sizes_zero_and_one_of_its_range_with_a_verified_fix():
+@pytest.mark.parametrize("target", [pytest.param("aoti", marks=needs_aoti), pytest.param("onnx", marks=needs_onnx)])
+def test_a_runtime_is_held_to_eager_at_sizes_zero_and_one_of_its_range_with_a_verified_fix(target):
     # Dim("b", max=8) promises [0, 8]; the drawn shapes start at 2, so the compiled program's batch 1 was never run
     spec = ({0: Dim("b", max=8)},)
-    outcome = exportcore.check(OneRowBranch(), (torch.randn(4, 3),), mode="non_strict", target="aoti",
+    outcome = exportcore.check(OneRowBranch(), (torch.randn(4, 3),), mode="non_strict", target=target,
                                dynamic_shapes=spec, examples=3)
     assert outcome.status == "failed", outcome.failure
-    assert outcome.failure.message.startswith("aoti output differs from eager on size 1 of b (args[0] dim 0)")
+    assert outcome.failure.message.startswith(f"{target} output differs from eager on size 1 of b (args[0] dim 0)")
     assert outcome.counterexample.shapes == {"args[0]": [1, 3]}
     row = next(r for r in outcome.shape_table if r.shapes == "args[0]=[1, 3]")
-    assert row.kind == "in range" and row.cells["aoti"] == "wrong result"
-    assert next(r for r in outcome.shape_table if r.shapes == "args[0]=[0, 3]").cells["aoti"] == "accepted"
+    assert row.kind == "in range" and row.cells[target] == "wrong result"
+    assert next(r for r in outcome.shape_table if r.shapes == "args[0]=[0, 3]").cells[target] == "accepted"
     fix = outcome.explanation.fix
     assert fix.status == "verified" and fix.dynamic_shapes.startswith("b = Dim('b', min=2, max=8)"), fix
-    fixed = exportcore.check(OneRowBranch(), (torch.randn(4, 3),), mode="non_strict", target="aoti", examples=3,
+    fixed = exportcore.check(OneRowBranch(), (torch.randn(4, 3),), mode="non_strict", target=target, examples=3,
                              dynamic_shapes=({0: Dim("b", min=2, max=8)},), explain="off")
     assert fixed.status == "passed", fixed.failure
 
