@@ -6,12 +6,27 @@ one run must not feed the next), and the model is handed back in it after the ca
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["ModelState"]
 
 _UNSET = object()
+
+
+def _same_value(now: Any, saved: Any) -> bool:
+    """Whether a plain attribute still holds its saved value: same type and value, and for a float the same sign.
+
+    nn.Module.__setattr__ is slow (resnet18: some 400 per restore, one restore per side of every
+    shape), so only what a forward changed is written back: True for 1 is a change, and so is -0.0
+    for 0.0 (equal, yet ``copysign`` tells them apart).
+    """
+    if now is saved:
+        return True
+    if type(now) is not type(saved) or now != saved:
+        return False
+    return not isinstance(saved, float) or math.copysign(1.0, now) == math.copysign(1.0, saved)
 
 
 @dataclass
@@ -108,11 +123,8 @@ class ModelState:
             if mod.training is not flag:
                 mod.training = flag
             held = vars(mod)
-            # nn.Module.__setattr__ is slow (resnet18: some 400 per restore, one restore per side of every
-            # shape): only what a forward changed is written back, a value of another type (True for 1) included
             for k, v in self.attrs.get(name, {}).items():
-                now = held.get(k, _UNSET)
-                if now is not v and (type(now) is not type(v) or now != v):
+                if not _same_value(held.get(k, _UNSET), v):
                     setattr(mod, k, v)
         with torch.no_grad():
             for name, (tensor, saved) in self.tensors.items():

@@ -205,3 +205,24 @@ def test_a_lost_tie_that_changes_the_gradients_is_reported_as_such():
     assert "eager ties a.w, b.w" in failure.message and "load(save(ep))" in failure.message
     # two storages whose gradients still agree are not a failure
     assert compare_runs(run, "reloaded", eager, RunResult(torch.zeros(1), {"a.w": 2 * g, "b.w": 2 * g}, tied=untied.tied)) is None
+
+
+def test_a_float_attribute_a_forward_flips_to_minus_zero_is_restored_to_plus_zero() -> None:
+    # -0.0 == 0.0, yet copysign (and so the model) tells them apart: every side must start from 0.0
+    import math
+
+    class SignFlip(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.s = 0.0
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            out = x + math.copysign(1.0, self.s)
+            self.s = -self.s
+            return out
+
+    model = SignFlip()
+    outcome = check(model, (torch.randn(4, 3),), mode="non_strict", dynamic_shapes=({0: Dim("b", min=2, max=8)},),
+                    explain="off")
+    assert outcome.status == "passed", outcome.failure
+    assert model.s == 0.0 and math.copysign(1.0, model.s) == 1.0
