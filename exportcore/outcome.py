@@ -121,6 +121,9 @@ class SpecFix:
     #: what the re-check ran: the case's accept/reject checks (a spec the guards refused), or every check
     #: the case ran, values included (a range raised past a size 0 or 1 where a program failed)
     verified_by: str = "its accept/reject checks"
+    #: the kinds of the findings the verifying re-check reported: warnings, which fail the test where
+    #: findings are errors (a range raised to 2 leaves size01_accepted: torch does not guard 0/1)
+    findings: list[str] = field(default_factory=list)
 
 
 @dataclass

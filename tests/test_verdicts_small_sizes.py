@@ -98,6 +98,8 @@ def test_the_fix_raises_the_min_past_the_failing_size_and_is_verified_by_every_c
     assert (fix.status, fix.exports, fix.verified_by) == ("verified", exports, "all the checks the case ran"), fix
     assert fix.dynamic_shapes.splitlines()[0] == f"b = Dim('b', min={floor}, max=8)"
     assert fix.changes == [f"dynamic_shapes[0][0]: b [0, 8] -> b [{floor}, 8]"]
+    # torch guards nothing below 2: a range raised to 2 leaves sizes 0 and 1 unguarded, and the fix says so
+    assert floor < 2 or "size01_accepted" in fix.findings, fix
     # what it claims holds: every default check passes from that min, and the size below it fails still
     fixed = exportcore.check(model, (x,), mode=mode, dynamic_shapes=({0: Dim("b", min=floor, max=8)},), explain="off")
     assert fixed.status == "passed", fixed.failure
@@ -128,3 +130,29 @@ def test_the_fix_is_verified_with_the_run_s_own_tolerances() -> None:
     default = exportcore.check(OffByALittleAndAtOne(), (x,), mode="non_strict", explain="off",
                                dynamic_shapes=({0: Dim("b", min=2, max=8)},))
     assert default.status == "failed" and default.failure.stage == "numerics"
+
+
+def test_a_verified_fix_that_leaves_a_warning_says_so_in_the_failure_text_and_the_reports(pytester) -> None:
+    # Where findings are errors (filterwarnings = error) the fixed spec fails on size01_accepted: the
+    # fix must not read as if the test would then pass unconditionally.
+    pytester.makepyfile(test_one="""
+        import pytest, torch
+        from torch.export import Dim
+
+        class OneRowBranch(torch.nn.Module):
+            def forward(self, x):
+                return x * 2 if x.shape[0] == 1 else x * 3
+
+        @pytest.mark.exportable(dynamic_shapes=({0: Dim("b", max=8)},), modes=["non_strict"])
+        def test_one_row():
+            return OneRowBranch(), (torch.randn(4, 3),)
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--export-report=r.md", "--export-report=r.html")
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "fix: verified (exports with this spec, and all the checks the case ran pass)" in text
+    assert "with this spec the case reports" in text and "size01_accepted" in text.split("fix: verified", 1)[1]
+    assert "it fails the test where findings are errors" in text or "they fail the test where findings are errors" in text
+    md = (pytester.path / "r.md").read_text()
+    assert "`size01_accepted`" in md and "where findings are errors" in md
+    assert "with this spec the case reports" in (pytester.path / "r.html").read_text()

@@ -68,7 +68,8 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
         verdict = _verify(run, spec, recheck, resized[0], resized[1])
         if verdict.status == "passed":
             return SpecFix(status="verified", dynamic_shapes=render_spec(spec), origin=_EXAMPLE_ORIGIN,
-                           changes=resized[2], exports=exports, seconds=round(time.perf_counter() - start, 3))
+                           changes=resized[2], exports=exports, seconds=round(time.perf_counter() - start, 3),
+                           findings=_finding_kinds(verdict))
         if verdict.failure is not None and verdict.failure.stage in ("constraints", "guards"):
             args, kwargs, example_changes = resized  # what still fails with a good example is the spec's
             failure = verdict.failure
@@ -84,11 +85,12 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
             status="suggested", dynamic_shapes="", origin=origin, reason="; ".join(notes),
             changes=example_changes, exports=exports, seconds=round(time.perf_counter() - start, 3),
         )
-    spec, reason, exported = new, "", False
+    spec, reason, exported, found = new, "", False, []
     while True:
         exports += 1
         verdict = _verify(run, spec, recheck, args, kwargs)
         if verdict.status == "passed":
+            found = _finding_kinds(verdict)
             break
         reason = verdict.failure.headline() if verdict.failure else verdict.status
         exported = verdict.failure is not None and verdict.failure.stage not in ("input", "capture", "constraints")
@@ -113,7 +115,7 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
         changes=example_changes + _changes(run.dynamic_shapes, spec), exports=exports,
         reason="; ".join(([f"{'exported, but its checks failed' if exported else 'did not export'}: {reason}"]
                           if reason else []) + notes),
-        seconds=round(time.perf_counter() - start, 3),
+        seconds=round(time.perf_counter() - start, 3), findings=found if status == "verified" else [],
     )
 
 
@@ -126,7 +128,7 @@ def _floor_fix(run: Run, recheck: Recheck, name: str, size: int, start: float) -
     low, high = dim_bounds(run.dynamic_shapes).get(name, (None, None))
     if low is None:  # no Dim of that name (Dim.AUTO): no min to raise
         return None
-    spec, reason, exported, exports = run.dynamic_shapes, "", False, 0
+    spec, reason, exported, exports, found = run.dynamic_shapes, "", False, 0, []
     for floor in range(size + 1, 3):
         if high is not None and floor > high:
             break
@@ -134,7 +136,7 @@ def _floor_fix(run: Run, recheck: Recheck, name: str, size: int, start: float) -
         exports += 1
         verdict = _verify(run, spec, recheck, run.args, run.kwargs, as_run=True)
         if verdict.status == "passed":
-            reason = ""
+            reason, found = "", _finding_kinds(verdict)
             break
         reason = verdict.failure.headline() if verdict.failure else verdict.status
         exported = verdict.failure is not None and verdict.failure.stage not in ("input", "capture", "constraints")
@@ -148,8 +150,13 @@ def _floor_fix(run: Run, recheck: Recheck, name: str, size: int, start: float) -
         origin=f"0/1 specialization: {name} from {size + 1}, the sizes torch traced for",
         changes=_changes(run.dynamic_shapes, spec), exports=exports,
         reason=f"{'exported, but its checks failed' if exported else 'did not export'}: {reason}" if reason else "",
-        seconds=round(time.perf_counter() - start, 3), verified_by="all the checks the case ran",
+        seconds=round(time.perf_counter() - start, 3), verified_by="all the checks the case ran", findings=found,
     )
+
+
+def _finding_kinds(verdict: Any) -> list[str]:
+    """The kinds of a passing re-check's findings: what the fixed spec still warns about."""
+    return sorted({f.kind for f in verdict.findings})
 
 
 _EXAMPLE_ORIGIN = "0/1 specialization: an example of size 2 on the dims whose example was 0 or 1"

@@ -11,7 +11,7 @@ from typing import Any
 
 from exportcore.outcome import Outcome, SpecFix
 
-__all__ = ["fix_status", "explanation_lines", "rewrite_lines", "explanation_markdown", "explanation_rows"]
+__all__ = ["fix_status", "fix_findings", "explanation_lines", "rewrite_lines", "explanation_markdown", "explanation_rows"]
 
 _MD_MAX = 300
 VERIFIED = "verified (exports with this spec, and its accept/reject checks pass)"
@@ -24,6 +24,16 @@ def fix_status(fix: SpecFix) -> str:
             return VERIFIED
         return f"verified (exports with this spec, and {fix.verified_by} pass)"
     return f"suggested ({fix.reason or 'not verified'})"
+
+
+def fix_findings(fix: SpecFix, code: str = "") -> str:
+    """Return what a verified fix still warns about, in one line ("" when nothing); ``code`` quotes the kinds."""
+    if fix.status != "verified" or not fix.findings:
+        return ""
+    kinds = ", ".join(f"{code}{kind}{code}" for kind in fix.findings)
+    what = "a warning; it fails" if len(fix.findings) == 1 else "warnings; they fail"
+    return (f"with this spec the case reports {kinds} ({what} the test where findings are errors:"
+            f" {code}--export-findings=error{code}, {code}filterwarnings = error{code})")
 
 
 def _cost(fix: SpecFix) -> str:
@@ -41,6 +51,8 @@ def explanation_lines(outcome: Outcome) -> list[str]:
         fix = ex.fix
         if fix.dynamic_shapes:
             lines += ["", f"fix: {fix_status(fix)} [{fix.origin}; {_cost(fix)}]"]
+            if fix_findings(fix):
+                lines.append(f"  {fix_findings(fix)}")
             lines += [f"  {c}" for c in fix.changes]
             lines.append("  paste into @pytest.mark.exportable(...):")
             lines += [f"    {line}" for line in fix.dynamic_shapes.splitlines()]
@@ -95,7 +107,8 @@ def explanation_markdown(outcome: Outcome | None) -> list[str]:
     out: list[str] = []
     if ex.fix is not None and ex.fix.dynamic_shapes:
         if ex.fix.status == "verified":
-            out.append(f"  - fix: **verified** ({fix_status(ex.fix).split('(', 1)[1]}")
+            out.append(f"  - fix: **verified** ({fix_status(ex.fix).split('(', 1)[1]}"
+                       + (f"; {fix_findings(ex.fix, code='`')}" if fix_findings(ex.fix) else ""))
         else:
             out.append(f"  - fix: **suggested** ({_md(ex.fix.reason or 'not verified')})")
         out += ["", "    ```python"] + [f"    {line}" for line in ex.fix.dynamic_shapes.splitlines()] + ["    ```", ""]
@@ -125,7 +138,7 @@ def explanation_rows(outcome: Outcome | None, case: str | None = None) -> list[t
     if ex.fix is not None:
         label = "verified fix" if ex.fix.status == "verified" else "suggested fix"
         rows.append((label, "fix", {"status": fix_status(ex.fix), "origin": ex.fix.origin, "cost": _cost(ex.fix),
-                                    "dynamic_shapes": ex.fix.dynamic_shapes}))
+                                    "dynamic_shapes": ex.fix.dynamic_shapes, "findings": fix_findings(ex.fix)}))
     if ex.submodules:
         rows.append(("failing submodule", "submodules", ex.submodules))
     if ex.issues:
