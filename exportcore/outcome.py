@@ -118,8 +118,8 @@ class SpecFix:
     reason: str = ""  # why a suggestion is not verified
     exports: int = 0  # re-exports spent on it
     seconds: float = 0.0
-    #: what the re-check ran: the case's accept/reject checks (a spec the guards refused), or every check
-    #: the case ran, values included (a range raised past a size 0 or 1 where a program failed)
+    #: what the re-check that decides verified or suggested ran: the case's accept/reject checks (a spec
+    #: the guards refused), or every check the case ran, values included (a range raised past a size 0 or 1)
     verified_by: str = "its accept/reject checks"
     #: the kinds of the findings the verifying re-check reported: warnings, which fail the test where
     #: findings are errors (a range raised to 2 leaves size01_accepted: torch does not guard 0/1)

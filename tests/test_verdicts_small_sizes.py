@@ -156,3 +156,24 @@ def test_a_verified_fix_that_leaves_a_warning_says_so_in_the_failure_text_and_th
     md = (pytester.path / "r.md").read_text()
     assert "`size01_accepted`" in md and "where findings are errors" in md
     assert "with this spec the case reports" in (pytester.path / "r.html").read_text()
+
+
+class TwoDims(torch.nn.Module):
+    """x's decomposed program raises at batch 0; y's program takes the wrong branch at length 1."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return InstanceNormed()(x), (y * 2 if y.shape[0] == 1 else y * 3)
+
+
+def test_a_fix_raises_each_dim_its_re_check_fails_at_zero_or_one() -> None:
+    args = (torch.randn(4, 3, 5), torch.randn(6, 2))
+    spec = ({0: Dim("a", max=8)}, {0: Dim("c", max=9)})
+    outcome = exportcore.check(TwoDims(), args, mode="non_strict", dynamic_shapes=spec)
+    assert outcome.status == "failed" and outcome.counterexample.shapes["args[0]"] == [0, 3, 5], outcome.failure
+    fix = outcome.explanation.fix
+    assert (fix.status, fix.exports) == ("verified", 2), fix
+    assert fix.dynamic_shapes.splitlines()[:2] == ["a = Dim('a', min=1, max=8)", "c = Dim('c', min=2, max=9)"]
+    assert fix.origin.startswith("0/1 specialization: a from 1, c from 2")
+    fixed = exportcore.check(TwoDims(), args, mode="non_strict", explain="off",
+                             dynamic_shapes=({0: Dim("a", min=1, max=8)}, {0: Dim("c", min=2, max=9)}))
+    assert fixed.status == "passed", fixed.failure

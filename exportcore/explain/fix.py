@@ -123,16 +123,20 @@ def _floor_fix(run: Run, recheck: Recheck, name: str, size: int, start: float) -
     """The range of ``name`` from ``size + 1``, after a program failed at size 0 or 1 inside it.
 
     Verified by every check the failing run ran, values included: a range from 1 runs size 1 there,
-    so a fix that moves the failure from 0 to 1 is not verified; one more step (from 2) is tried.
+    so a fix that moves the failure from 0 to 1 is not verified, and the min goes one step more; a
+    re-check failing at size 0 or 1 of another dim raises that one too (at most _FLOOR_EXPORTS re-exports).
     """
-    low, high = dim_bounds(run.dynamic_shapes).get(name, (None, None))
-    if low is None:  # no Dim of that name (Dim.AUTO): no min to raise
-        return None
+    declared = dim_bounds(run.dynamic_shapes)
+    bounds: dict[str, tuple[int, int | None]] = {}
     spec, reason, exported, exports, found = run.dynamic_shapes, "", False, 0, []
-    for floor in range(size + 1, 3):
-        if high is not None and floor > high:
-            break
-        spec = replace_bounds(run.dynamic_shapes, {name: (floor, high)})
+    failed: tuple[str, int] | None = (name, size)
+    while failed is not None and exports < _FLOOR_EXPORTS:
+        dim, at = failed
+        low, high = bounds.get(dim) or declared.get(dim, (None, None))
+        if low is None or low > at or (high is not None and at + 1 > high):
+            break  # no Dim of that name (Dim.AUTO), no progress, or no range left above the size
+        bounds[dim] = (at + 1, high)
+        spec = replace_bounds(run.dynamic_shapes, bounds)
         exports += 1
         verdict = _verify(run, spec, recheck, run.args, run.kwargs, as_run=True)
         if verdict.status == "passed":
@@ -140,18 +144,21 @@ def _floor_fix(run: Run, recheck: Recheck, name: str, size: int, start: float) -
             break
         reason = verdict.failure.headline() if verdict.failure else verdict.status
         exported = verdict.failure is not None and verdict.failure.stage not in ("input", "capture", "constraints")
-        again = failed_size(verdict.failure) if verdict.failure is not None else None
-        if again is None or again[0] != name:
-            break
+        failed = failed_size(verdict.failure) if verdict.failure is not None else None
     if exports == 0:
         return None
+    raised = ", ".join(f"{dim} from {low}" for dim, (low, _) in bounds.items())
     return SpecFix(
         status="suggested" if reason else "verified", dynamic_shapes=render_spec(spec),
-        origin=f"0/1 specialization: {name} from {size + 1}, the sizes torch traced for",
+        origin=f"0/1 specialization: {raised}, the sizes torch traced for",
         changes=_changes(run.dynamic_shapes, spec), exports=exports,
         reason=f"{'exported, but its checks failed' if exported else 'did not export'}: {reason}" if reason else "",
         seconds=round(time.perf_counter() - start, 3), verified_by="all the checks the case ran", findings=found,
     )
+
+
+#: Re-exports a sizes-0/1 fix may spend: two steps (0, then 1) for each of two dims.
+_FLOOR_EXPORTS = 4
 
 
 def _finding_kinds(verdict: Any) -> list[str]:
