@@ -13,10 +13,12 @@ from typing import Any
 __all__ = ["ModelState"]
 
 _UNSET = object()
+_PLAIN = (int, float, bool, str)
 
 
 def _same_value(now: Any, saved: Any) -> bool:
-    """Whether a plain attribute still holds its saved value: same type and value, and for a float the same sign.
+    """Whether a plain attribute still holds its saved value: same type (int, float, bool or str, not a
+    subclass) and value, and for a float the same sign.
 
     nn.Module.__setattr__ is slow (resnet18: some 400 per restore, one restore per side of every
     shape), so only what a forward changed is written back: True for 1 is a change, and so is -0.0
@@ -24,6 +26,8 @@ def _same_value(now: Any, saved: Any) -> bool:
     """
     if now is saved:
         return True
+    if type(saved) not in _PLAIN:  # a subclass may hold state of its own or compare loosely: always written back
+        return False
     if type(now) is not type(saved) or now != saved:
         return False
     return not isinstance(saved, float) or math.copysign(1.0, now) == math.copysign(1.0, saved)

@@ -151,11 +151,11 @@ def test_a_verified_fix_that_leaves_a_warning_says_so_in_the_failure_text_and_th
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
     assert "fix: verified (exports with this spec, and all the checks the case ran pass)" in text
-    assert "with this spec the case reports" in text and "size01_accepted" in text.split("fix: verified", 1)[1]
+    assert "with this spec the re-check reports" in text and "size01_accepted" in text.split("fix: verified", 1)[1]
     assert "it fails the test where findings are errors" in text or "they fail the test where findings are errors" in text
     md = (pytester.path / "r.md").read_text()
     assert "`size01_accepted`" in md and "where findings are errors" in md
-    assert "with this spec the case reports" in (pytester.path / "r.html").read_text()
+    assert "with this spec the re-check reports" in (pytester.path / "r.html").read_text()
 
 
 class TwoDims(torch.nn.Module):
@@ -177,3 +177,35 @@ def test_a_fix_raises_each_dim_its_re_check_fails_at_zero_or_one() -> None:
     fixed = exportcore.check(TwoDims(), args, mode="non_strict", explain="off",
                              dynamic_shapes=({0: Dim("a", min=1, max=8)}, {0: Dim("c", min=2, max=9)}))
     assert fixed.status == "passed", fixed.failure
+
+
+def test_where_findings_are_errors_a_fix_is_verified_only_by_every_check_the_case_ran() -> None:
+    # torch's suggested fix (min=3) passes the accept/reject re-check, yet the case, with findings as
+    # errors, fails with it on a finding of the dtype check: so it is only suggested, naming that finding.
+    class AtLeastThree(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            torch._check(x.shape[0] >= 3)
+            return x * 2
+
+    x = torch.randn(4, 3)
+    outcome = exportcore.check(AtLeastThree(), (x,), mode="non_strict", dynamic_shapes=({0: Dim("b", max=8)},),
+                               findings_as_errors=True)
+    fix = outcome.explanation.fix
+    assert fix.dynamic_shapes.startswith("b = Dim('b', min=3, max=8)") and fix.verified_by == "all the checks the case ran"
+    fixed = exportcore.check(AtLeastThree(), (x,), mode="non_strict", dynamic_shapes=({0: Dim("b", min=3, max=8)},),
+                             findings_as_errors=True, explain="off")
+    assert (fix.status == "verified") == (fixed.status == "passed"), (fix, fixed.failure)
+    assert fix.status == "suggested" and "dtype" in fix.reason, fix
+    # as warnings, the accept/reject re-check verifies it, as before
+    relaxed = exportcore.check(AtLeastThree(), (x,), mode="non_strict", dynamic_shapes=({0: Dim("b", max=8)},))
+    assert relaxed.explanation.fix.status == "verified"
+    assert relaxed.explanation.fix.verified_by == "its accept/reject checks"
+
+
+def test_a_fix_s_findings_read_back_from_a_report_cannot_break_the_markdown() -> None:
+    from exportcore.outcome import SpecFix
+    from pytest_export.rendering.story import fix_findings
+
+    fix = SpecFix(status="verified", dynamic_shapes="dynamic_shapes=None", findings=["x`y\n## injected"])
+    line = fix_findings(fix, code="`")
+    assert "\n" not in line and line.count("`") % 2 == 0 and "`x'y ## injected`" in line

@@ -226,3 +226,30 @@ def test_a_float_attribute_a_forward_flips_to_minus_zero_is_restored_to_plus_zer
                     explain="off")
     assert outcome.status == "passed", outcome.failure
     assert model.s == 0.0 and math.copysign(1.0, model.s) == 1.0
+
+
+def test_a_str_subclass_attribute_a_forward_swaps_for_an_equal_one_is_restored() -> None:
+    # equal by value, but it carries its own state (or compares loosely): only exact int/float/bool/str skip
+    class Tagged(str):
+        scale = 2.0
+
+    def tagged(scale: float) -> Tagged:
+        t = Tagged("x")
+        t.scale = scale
+        return t
+
+    class UsesTag(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tag = tagged(2.0)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            out = x * self.tag.scale
+            self.tag = tagged(self.tag.scale + 3.0)
+            return out
+
+    model = UsesTag()
+    outcome = check(model, (torch.randn(4, 3),), mode="non_strict", dynamic_shapes=({0: Dim("b", min=2, max=8)},),
+                    explain="off")
+    assert outcome.status == "passed", outcome.failure
+    assert model.tag.scale == 2.0

@@ -19,6 +19,8 @@ __all__ = ["wants_fix", "corrected_spec"]
 
 #: Re-exports one fix may spend: torch reports one layer of violations per export.
 _MAX_EXPORTS = 3
+#: SpecFix.verified_by of a fix re-checked the way the case ran (exportcore.explain.fix._verify ``as_run``).
+_ALL_CHECKS = "all the checks the case ran"
 _NARROWED = re.compile(r"\((?P<name>\w+)\) declared \[.*?\] but exported as \[(?P<lo>-?\d+), (?P<hi>\S+?)\]")
 _FIXES_LINE = re.compile(r"^\s*\w+ = \S")
 _GUARD_FAILED = re.compile(r"Guard failed: (?P<guard>.*?)(?:\); the export|\)?$)")
@@ -62,14 +64,18 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
         return _floor_fix(run, recheck, *small, start)
     spec, notes, exports, example_changes = run.dynamic_shapes, [], 0, []
     args, kwargs = run.args, run.kwargs
+    # Where findings are errors, a finding of a check the accept/reject re-check does not run (dtype)
+    # fails the case with the fixed spec: then only every check the case ran can verify it.
+    whole = bool(run.findings_as_errors)
+    verified_by = _ALL_CHECKS if whole else SpecFix.verified_by
     resized = resized_examples(run)
     if resized is not None:
         exports += 1
-        verdict = _verify(run, spec, recheck, resized[0], resized[1])
+        verdict = _verify(run, spec, recheck, resized[0], resized[1], as_run=whole)
         if verdict.status == "passed":
             return SpecFix(status="verified", dynamic_shapes=render_spec(spec), origin=_EXAMPLE_ORIGIN,
                            changes=resized[2], exports=exports, seconds=round(time.perf_counter() - start, 3),
-                           findings=_finding_kinds(verdict))
+                           findings=_finding_kinds(verdict), verified_by=verified_by)
         if verdict.failure is not None and verdict.failure.stage in ("constraints", "guards"):
             args, kwargs, example_changes = resized  # what still fails with a good example is the spec's
             failure = verdict.failure
@@ -88,7 +94,7 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
     spec, reason, exported, found = new, "", False, []
     while True:
         exports += 1
-        verdict = _verify(run, spec, recheck, args, kwargs)
+        verdict = _verify(run, spec, recheck, args, kwargs, as_run=whole)
         if verdict.status == "passed":
             found = _finding_kinds(verdict)
             break
@@ -116,6 +122,7 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
         reason="; ".join(([f"{'exported, but its checks failed' if exported else 'did not export'}: {reason}"]
                           if reason else []) + notes),
         seconds=round(time.perf_counter() - start, 3), findings=found if status == "verified" else [],
+        verified_by=verified_by,
     )
 
 
@@ -147,13 +154,14 @@ def _floor_fix(run: Run, recheck: Recheck, name: str, size: int, start: float) -
         failed = failed_size(verdict.failure) if verdict.failure is not None else None
     if exports == 0:
         return None
-    raised = ", ".join(f"{dim} from {low}" for dim, (low, _) in bounds.items())
+    raised = ", ".join(f"{dim} static {low}" if low == high else f"{dim} from {low}"
+                       for dim, (low, high) in bounds.items())
     return SpecFix(
         status="suggested" if reason else "verified", dynamic_shapes=render_spec(spec),
         origin=f"0/1 specialization: {raised}, the sizes torch traced for",
         changes=_changes(run.dynamic_shapes, spec), exports=exports,
         reason=f"{'exported, but its checks failed' if exported else 'did not export'}: {reason}" if reason else "",
-        seconds=round(time.perf_counter() - start, 3), verified_by="all the checks the case ran", findings=found,
+        seconds=round(time.perf_counter() - start, 3), verified_by=_ALL_CHECKS, findings=found,
     )
 
 

@@ -30,9 +30,10 @@ def fix_findings(fix: SpecFix, code: str = "") -> str:
     """Return what a verified fix still warns about, in one line ("" when nothing); ``code`` quotes the kinds."""
     if fix.status != "verified" or not fix.findings:
         return ""
-    kinds = ", ".join(f"{code}{kind}{code}" for kind in fix.findings)
+    # a report read back may hold anything here: one line, and no backtick to end a code span early
+    kinds = ", ".join(f"{code}{' '.join(str(kind).split()).replace('`', chr(39))}{code}" for kind in fix.findings)
     what = "a warning; it fails" if len(fix.findings) == 1 else "warnings; they fail"
-    return (f"with this spec the case reports {kinds} ({what} the test where findings are errors:"
+    return (f"with this spec the re-check reports {kinds} ({what} the test where findings are errors:"
             f" {code}--export-findings=error{code}, {code}filterwarnings = error{code})")
 
 
