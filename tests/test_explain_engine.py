@@ -175,6 +175,7 @@ def test_a_fix_that_does_not_export_is_only_suggested() -> None:
     run = SimpleNamespace(
         outcome=Outcome("c", "non_strict", status="failed", failure=failure), spec=None, model=None, args=(),
         kwargs={}, mode=SimpleNamespace(name="non_strict"), examples=2, inputs=None, seed=0, cache=None,
+        findings_as_errors=False,
         dynamic_shapes={"x": {2: Dim("h", min=32, max=128), 3: Dim("w", min=32, max=128)}},
     )
     broken = Failure(stage="numerics", category="numerics", exc_type="ValueMismatch", message="outputs differ")
