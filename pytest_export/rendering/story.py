@@ -14,14 +14,11 @@ from exportcore.outcome import Outcome, SpecFix
 __all__ = ["fix_status", "fix_findings", "explanation_lines", "rewrite_lines", "explanation_markdown", "explanation_rows"]
 
 _MD_MAX = 300
-VERIFIED = "verified (exports with this spec, and its accept/reject checks pass)"
 
 
 def fix_status(fix: SpecFix) -> str:
     """Return the fix's one-line status: verified, or suggested with the reason it is not."""
     if fix.status == "verified":
-        if fix.verified_by == SpecFix.verified_by:
-            return VERIFIED
         return f"verified (exports with this spec, and {fix.verified_by} pass)"
     return f"suggested ({fix.reason or 'not verified'})"
 
@@ -51,9 +48,8 @@ def explanation_lines(outcome: Outcome) -> list[str]:
     if ex.fix is not None:
         fix = ex.fix
         if fix.dynamic_shapes:
-            lines += ["", f"fix: {fix_status(fix)} [{fix.origin}; {_cost(fix)}]"]
-            if fix_findings(fix):
-                lines.append(f"  {fix_findings(fix)}")
+            warns = fix_findings(fix)
+            lines += ["", f"fix: {fix_status(fix)} [{fix.origin}; {_cost(fix)}]"] + ([f"  {warns}"] if warns else [])
             lines += [f"  {c}" for c in fix.changes]
             lines.append("  paste into @pytest.mark.exportable(...):")
             lines += [f"    {line}" for line in fix.dynamic_shapes.splitlines()]
@@ -108,8 +104,8 @@ def explanation_markdown(outcome: Outcome | None) -> list[str]:
     out: list[str] = []
     if ex.fix is not None and ex.fix.dynamic_shapes:
         if ex.fix.status == "verified":
-            out.append(f"  - fix: **verified** ({fix_status(ex.fix).split('(', 1)[1]}"
-                       + (f"; {fix_findings(ex.fix, code='`')}" if fix_findings(ex.fix) else ""))
+            warns = fix_findings(ex.fix, code="`")
+            out.append(f"  - fix: **verified** ({fix_status(ex.fix).split('(', 1)[1]}" + (f"; {warns}" if warns else ""))
         else:
             out.append(f"  - fix: **suggested** ({_md(ex.fix.reason or 'not verified')})")
         out += ["", "    ```python"] + [f"    {line}" for line in ex.fix.dynamic_shapes.splitlines()] + ["    ```", ""]
