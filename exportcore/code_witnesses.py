@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exportcore.code_reads import described, globals_read
-from exportcore.eager_code import CodeRecord, distribution, source_block, versioned
+from exportcore.code_origins import distribution, source_block, versioned
+from exportcore.eager_code import CodeRecord
 from exportcore.python_state import Reader, closure
 
 __all__ = ["Witness", "witnesses", "hold"]

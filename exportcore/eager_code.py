@@ -22,32 +22,21 @@ is not served from or stored in the cache, never served on a guess.
 
 from __future__ import annotations
 
-import functools
 import gc
 import hashlib
-import inspect
-import linecache
 import os
-import site
 import sys
-import sysconfig
 import threading
-import tokenize
 import types
 from typing import Any, Callable, TypeVar
 
+from exportcore.code_origins import distribution, roots, source_block, versioned
 from exportcore.code_reads import described, globals_read
 from exportcore.environ_reads import reading
 from exportcore.python_state import Reader
+from exportcore.traced_code import Translations
 
-__all__ = ["recorded", "CodeRecord", "source_block", "versioned", "roots", "distribution", "TORCH_DEPENDENCIES"]
-
-#: torch's own dependencies (and numpy, which it calls when present), left out like torch: the
-#: identity names their versions (exportcore.result_cache.LIBRARIES). torch calls into them lazily,
-#: so the first eager run of a process runs code of theirs the next finds cached (typing_extensions
-#: on torch 2.6, the first backward): recording it made the first training case of every session a miss.
-TORCH_DEPENDENCIES = ("typing_extensions", "sympy", "mpmath", "filelock", "jinja2", "markupsafe", "networkx",
-                      "fsspec", "numpy", "optree", "triton", "setuptools")
+__all__ = ["recorded", "CodeRecord"]
 
 T = TypeVar("T")
 
@@ -65,9 +54,12 @@ def recorded(fn: Callable[[], T]) -> tuple[T, str | None]:
 class CodeRecord:
     """The functions one or more calls ran, as found on entry: code object, module globals, closure cells."""
 
-    def __init__(self) -> None:
+    def __init__(self, after: CodeRecord | None = None) -> None:
+        """``after``: the record of the examples this one goes on from (exportcore.traced_code.Translations)."""
         # by id (a code object hashes its bytecode): the code, its module's globals, its closure's values
         self.seen: dict[int, tuple[types.CodeType, dict[str, Any], dict[str, Any]]] = {}
+        #: what dynamo traced for torch's own operators (torch.cond in eager): recorded, not unknown
+        self.translations = Translations(self.seen, after.translations if after is not None else None)
         #: False once a call ran while another profile hook was in use: what it ran is unknown
         self.complete = True
         #: the environment variables the calls read, by name: a digest of the value, None when unset
@@ -79,7 +71,7 @@ class CodeRecord:
         if sys.getprofile() is not None or threading.getprofile() is not None:
             self.complete = False
             return fn()
-        calls = _Calls(self.seen)
+        calls = _Calls(self.seen, self.translations)
 
         # The garbage collector runs callbacks (hypothesis registers one) and finalizers of objects
         # from anywhere, whenever it triggers: not the model's code, and not at the same moment twice.
@@ -97,7 +89,9 @@ class CodeRecord:
             _RECORDING.clear()
             if collecting:
                 gc.enable()
-            if calls.traced:  # code dynamo traced instead of running: not in the record, so nothing is proven
+            # code dynamo traced instead of running, unseen (a torch.compile'd helper), or an operator's
+            # trace that never showed: not in the record, so nothing is proven
+            if calls.traced or self.translations.pending:
                 self.complete = False
 
     def merge(self, other: CodeRecord) -> None:
@@ -130,8 +124,10 @@ class CodeRecord:
 class _Calls:
     """One recording's hooks: the first call of every function, on each thread it sees, machinery aside."""
 
-    def __init__(self, seen: dict[int, tuple[types.CodeType, dict[str, Any], dict[str, Any]]]) -> None:
+    def __init__(self, seen: dict[int, tuple[types.CodeType, dict[str, Any], dict[str, Any]]],
+                 translations: Translations) -> None:
         self.seen = seen
+        self.translations = translations
         #: dynamo compiled or ran compiled code (torch.compile, torch.cond in eager): the functions it
         #: inlined never run as frames, so the record cannot name them (_dynamo_context)
         self.traced = False
@@ -144,10 +140,42 @@ class _Calls:
     def _hook(self, aside: list[types.FrameType]) -> Callable[[types.FrameType, str, Any], None]:
         seen = self.seen
 
+        translations = self.translations
+        # while torch's operator runs (its compile wrapper is aside[0]): the translators' and dynamo's
+        # compile's code, and the operator's code. Its compiled code then runs the model's own code
+        # as frames (a custom op's Python kernel, a function ``allow_in_graph`` keeps whole):
+        # recorded as any call is. What dynamo calls while it traces (a logging handler, a dataclass's
+        # __eq__) is not the model's.
+        watched: list[tuple[tuple[types.CodeType, ...], types.CodeType]] = []
+        tracing: list[types.FrameType] = []
+        machinery: set[int] = set()  # code under a watched context that is not the model's
+
         def profile(frame: types.FrameType, event: str, arg: Any) -> None:
             if aside:
-                if event == "return" and frame is aside[-1]:
-                    aside.pop()
+                if event == "return":
+                    if frame is aside[-1]:
+                        aside.pop()
+                        if watched and not aside:
+                            tracing.clear()
+                            translations.leave(watched.pop()[1])
+                    elif tracing and frame is tracing[-1]:
+                        tracing.pop()
+                elif watched and event == "call" and len(aside) == 1:
+                    code = frame.f_code
+                    inits = watched[0][0]
+                    if code in inits:
+                        if code is inits[2]:
+                            tracing.append(frame)
+                        else:
+                            translations.call(frame)
+                    elif tracing or id(code) in seen or id(code) in machinery:
+                        pass
+                    elif code.co_name == "<module>":  # an import: where, depends on the process
+                        aside.append(frame)
+                    elif _aside(code) or versioned(code.co_filename):
+                        machinery.add(id(code))
+                    else:
+                        seen[id(code)] = (code, frame.f_globals, _cells(frame) if code.co_freevars else {})
                 return
             if event != "call":
                 return
@@ -163,7 +191,11 @@ class _Calls:
                     return
                 aside.append(frame)
                 if context == "compile":
-                    self.traced = True
+                    operator = translations.enter(_cells(frame).get("fn"))
+                    if operator is not None:
+                        watched.append((translations.inits, operator))
+                    else:
+                        self.traced = True
             else:
                 # the closure's cells as this call found them (a factory's ``limit``), before the body runs
                 seen[id(code)] = (code, frame.f_globals, _cells(frame) if code.co_freevars else {})
@@ -271,117 +303,3 @@ def _cells(frame: types.FrameType) -> dict[str, Any]:
         return {name: local[name] for name in frame.f_code.co_freevars if name in local}
     except Exception:  # noqa: BLE001 - an empty cell, a frame proxy that refuses: nothing to add
         return {}
-
-
-def source_block(filename: str, line: int) -> str | None:
-    """The source block of the function that starts at ``line`` of ``filename``, None without one."""
-    try:
-        stamp = os.stat(filename).st_mtime_ns
-    except OSError:
-        return None
-    key = (filename, line)
-    kept = _SOURCES.get(key)
-    if kept is not None and kept[0] == stamp:
-        return kept[1]
-    if stamp != _STAMPS.get(filename):  # edited since linecache read it (a session that edits a model)
-        linecache.checkcache(filename)
-        _STAMPS[filename] = stamp
-    lines = linecache.getlines(filename)
-    if not 0 < line <= len(lines):
-        return None
-    try:
-        block = "".join(inspect.getblock(lines[line - 1:]))
-    except (IndentationError, SyntaxError, tokenize.TokenError):
-        return None
-    _SOURCES[key] = (stamp, block)
-    return block
-
-
-_SOURCES: dict[tuple[str, int], tuple[int, str]] = {}
-_STAMPS: dict[str, int] = {}
-
-
-def versioned(filename: str) -> bool:
-    """Whether code in ``filename`` is named by a version the identity holds: torch's, the stdlib's, the engine's."""
-    versioned, installed, stdlib, _ = roots()
-    if filename.startswith(versioned):
-        return True
-    # site-packages may sit inside the stdlib's folder (a Python without a virtualenv): libraries there
-    # (transformers, timm, torchvision) are versioned by nothing the identity holds.
-    return filename.startswith(stdlib) and not filename.startswith(installed)
-
-
-def distribution(filename: str) -> str | None:
-    """``name==version`` of the installed distribution ``filename`` belongs to (by its top-level package), or None."""
-    _, installed, _, _ = roots()
-    for folder in installed:
-        if filename.startswith(folder) and not versioned(filename):
-            top = filename[len(folder):].split(os.sep, 1)[0]
-            return _top_level_version(top.removesuffix(".py"))
-    return None
-
-
-@functools.lru_cache(maxsize=None)
-def _top_level_version(top: str) -> str | None:
-    # The distribution named like its package (torchvision, transformers, timm, torch_scatter) first; a
-    # package named otherwise (PIL: pillow, cv2: opencv-python, sklearn: scikit-learn) through the table
-    # of every installed distribution's packages, read once per process and only when needed (0.1-0.2 s).
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return f"{top}=={version(top)}"
-    except (PackageNotFoundError, ValueError):
-        pass
-    found = []
-    for name in sorted(set(_owners().get(top, ()))):  # several for a namespace package (google)
-        try:
-            found.append(f"{name}=={version(name)}")
-        except (PackageNotFoundError, ValueError):
-            continue
-    return ",".join(found) or None
-
-
-@functools.lru_cache(maxsize=1)
-def _owners() -> dict[str, list[str]]:
-    from importlib.metadata import packages_distributions
-
-    try:
-        return dict(packages_distributions())
-    except Exception:  # noqa: BLE001 - a broken installed distribution's metadata: no name for these
-        return {}
-
-
-def _location(name: str) -> str:
-    """Where top-level package ``name`` lives (its folder, or its file for a single module), "" if nowhere."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return ""
-    if spec is None:
-        return ""
-    if spec.submodule_search_locations:
-        return os.path.join(os.path.abspath(list(spec.submodule_search_locations)[0]), "")
-    return os.path.abspath(spec.origin) if spec.origin and os.path.isabs(spec.origin) else ""
-
-
-@functools.lru_cache(maxsize=1)
-def roots() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """Return the folders (versioned: torch's, its dependencies', the engine's; installed; stdlib; machinery)."""
-    import torch
-
-    def folders(*paths: str) -> tuple[str, ...]:
-        return tuple(sorted({os.path.join(os.path.abspath(p), "") for p in paths if p}))
-
-    torch_root = os.path.dirname(os.path.abspath(torch.__file__))
-    siblings = [os.path.join(os.path.dirname(torch_root), name) for name in ("functorch", "torchgen")]
-    dependencies = tuple(sorted(found for found in map(_location, TORCH_DEPENDENCIES) if found))
-    versioned = folders(torch_root, *siblings, os.path.dirname(os.path.abspath(__file__))) + dependencies + (
-        "<frozen ",)
-    paths = sysconfig.get_paths()
-    installed = folders(paths["purelib"], paths["platlib"], *site.getsitepackages(), site.getusersitepackages())
-    # "<frozen importlib": the import system calls the finders installed on sys.meta_path
-    machinery = folders(os.path.join(torch_root, "_dynamo"), os.path.join(torch_root, "_inductor")) + (
-        "<frozen importlib",)
-    return versioned, installed, folders(paths["stdlib"], paths["platstdlib"]), machinery

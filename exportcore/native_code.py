@@ -19,7 +19,7 @@ first AOTInductor column in a process would run in full (``generated()`` marks i
 Installed distributions' native code (torchvision's kernels) is left out here: which of their
 libraries a process has loaded depends on which tests ran before in it, and the identity would
 differ between xdist workers. It is named by version instead: the distributions whose Python eager
-ran (exportcore.eager_code.distribution).
+ran (exportcore.code_origins.distribution).
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def _named_elsewhere(path: str) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _elsewhere() -> tuple[str, ...]:
-    from exportcore.eager_code import roots
+    from exportcore.code_origins import roots
 
     versioned, installed, stdlib, _ = roots()
     python = {os.path.join(os.path.realpath(prefix), "") for prefix in (sys.base_prefix, sys.base_exec_prefix)}

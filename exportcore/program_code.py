@@ -26,7 +26,7 @@ import types
 from typing import Any
 
 from exportcore.code_reads import described, globals_read
-from exportcore.eager_code import source_block, versioned
+from exportcore.code_origins import source_block, versioned
 from exportcore.python_state import Reader, closure, opaque_module
 
 __all__ = ["program_code"]

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from exportcore.code_witnesses import Witness
 from exportcore.codec import SchemaError, decode, encode, version
-from exportcore.eager_code import TORCH_DEPENDENCIES
+from exportcore.code_origins import TORCH_DEPENDENCIES
 from exportcore.outcome import ExampleStats, Finding, GraphStats
 
 __all__ = ["ResultCache", "CACHE_MODES", "FORMAT"]

@@ -15,7 +15,7 @@ import torch
 from torch.export import Dim
 
 import exportcore
-from exportcore import eager_code, reuse, shared_programs
+from exportcore import code_origins, reuse, shared_programs
 from exportcore.result_cache import ResultCache
 
 SPEC = {"x": {0: Dim("n", min=2, max=64)}}
@@ -90,9 +90,9 @@ def reported_version(distribution: str, version: str) -> Iterator[None]:
     """Inside the block the installed ``distribution`` reports ``version``: a rebuilt library, same Python."""
     real = importlib.metadata.version
     importlib.metadata.version = lambda name: version if name == distribution else real(name)
-    eager_code._top_level_version.cache_clear()  # the versions a process looked up are kept
+    code_origins._top_level_version.cache_clear()  # the versions a process looked up are kept
     try:
         yield
     finally:
         importlib.metadata.version = real
-        eager_code._top_level_version.cache_clear()
+        code_origins._top_level_version.cache_clear()

@@ -130,12 +130,93 @@ def test_size_math_is_served_in_a_new_process(tmp_path) -> None:
     assert lines[1].startswith("passed cache: strict, "), lines[1]
 
 
-def test_control_flow_in_eager_is_checked_in_full_in_every_session(tmp_path) -> None:
-    # torch.cond compiles its branches even in eager: dynamo traces them instead of running them, so
-    # no record shows the code a branch reaches, and an edit only shapes past the examples take would
-    # be served the old verdict (a torch.compile'd helper alike). Nothing is proven: it runs in full.
+def test_control_flow_in_eager_is_served_in_a_new_process(tmp_path) -> None:
+    # torch.cond compiles its branches even in eager: dynamo traces them instead of running them. The
+    # record reads what it traced from dynamo's translators (exportcore.traced_code), so a later
+    # session proves the same code ran.
     lines = checked_twice(BRANCHY, "Branchy", tmp_path)
-    assert lines == ["passed None", "passed None"], lines
+    assert lines[0] == "passed None", lines[0]
+    assert lines[1].startswith("passed cache: strict, "), lines[1]
+
+
+# A branch's helper in a module of its own, which no frame of eager's shows (dynamo traces it), and
+# whose eager path differs from export's past LIMIT rows; the "broken" edit forgets the carry.
+BRANCH_HELPER = '''
+import torch
+
+LIMIT = {limit}
+
+
+def rows(x):
+    if torch.compiler.is_exporting() or x.shape[0] <= LIMIT:
+        return x.cumsum(0)
+    head = x[:LIMIT].cumsum(0)
+    return torch.cat([head, x[LIMIT:].cumsum(0) + {carry}])
+'''
+
+BRANCH_MODEL = '''
+import torch
+import pte_branch_helper
+
+
+class Branch(torch.nn.Module):
+    def forward(self, x):
+        return torch.cond(x.sum() > -1e9, pte_branch_helper.rows, lambda t: -t, (x,))
+'''
+
+needs_is_exporting = pytest.mark.skipif(not hasattr(torch.compiler, "is_exporting"),
+                                        reason="torch.compiler.is_exporting is torch 2.7+")
+
+
+@needs_is_exporting
+@pytest.mark.parametrize("edit", ["carry", "limit"])
+def test_an_edit_to_code_a_conds_branch_reaches_is_checked_again(tmp_path, edit) -> None:
+    # Neither the graph (export takes the other path) nor eager's answer on 8 rows changes; a cold run
+    # of the edited helper fails at a drawn shape past its LIMIT, so a warm run may not serve the pass.
+    def load(limit: int = 16, carry: str = "head[-1]") -> type:
+        text = BRANCH_HELPER.format(limit=limit, carry=carry)
+        sys.modules["pte_branch_helper"] = write_module(tmp_path / "pte_branch_helper.py", text, "pte_branch_helper")
+        return write_module(tmp_path / "pte_branch_model.py", BRANCH_MODEL, "pte_branch_model").Branch
+
+    # the broken carry lies past 1000 rows, which no drawn shape reaches, until LIMIT comes down to 20
+    before = {"limit": 1000, "carry": "0"} if edit == "limit" else {}
+    after = {"limit": 20, "carry": "0"} if edit == "limit" else {"carry": "0"}
+    try:
+        cache = ResultCache(tmp_path / "cache")
+        assert check(cache, load(**before)).status == "passed"
+        assert served(check(cache, load(**before)))
+        edited = check(cache, load(**after))
+        assert not served(edited)
+        assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
+    finally:
+        sys.modules.pop("pte_branch_helper", None)
+
+
+def test_what_a_conds_branches_reach_is_recorded_with_closures_and_again_in_each_recording() -> None:
+    from exportcore.eager_code import recorded
+
+    def helper(x):
+        return x.cumsum(0)
+
+    def scaled(factor):
+        def branch(x):
+            return helper(x) * factor
+        return branch
+
+    def model(factor):
+        branch = scaled(factor)
+        return lambda x: torch.cond(x.sum() > 0, branch, lambda t: -t, (x,))
+
+    x = torch.randn(8, 3)
+    twice = functools.partial(model(2), x)
+    record = CodeRecord()
+    record.run(twice)
+    assert record.complete and {"helper", "branch"} <= {code.co_name for code, _, _ in record.seen.values()}
+    # a second recording runs what dynamo compiled in the first: it traces again, so it is proven again
+    digests = [recorded(twice)[1] for _ in range(2)]
+    assert digests[0] is not None and digests[0] == digests[1]
+    thrice = functools.partial(model(3), x)
+    assert recorded(thrice)[1] not in (None, digests[0])  # the branch's closure, by value
 
 
 def test_dynamo_traced_code_leaves_no_proof_and_disabled_code_is_recorded() -> None:
@@ -158,6 +239,58 @@ def test_dynamo_traced_code_leaves_no_proof_and_disabled_code_is_recorded() -> N
     record = CodeRecord()
     record.run(functools.partial(disabled, x))
     assert record.complete and {code.co_name for code, _, _ in record.seen.values()} >= {"disabled", "helper"}
+
+
+def test_a_conds_compiled_code_from_outside_the_record_is_traced_again_where_the_record_sees_it() -> None:
+    # Dynamo's cache for torch.cond is one for the whole process. An entry an unrecorded call traced
+    # (another case, a probe) must not serve a recorded call: the code it ran would go unnamed.
+    def long_rows(x):
+        return x.cumsum(0)
+
+    def branch(x):
+        if x.shape[0] > 4:
+            return long_rows(x)
+        return x * 2
+
+    def model(x):
+        return torch.cond(x.sum() > -1e9, branch, lambda t: -t, (x,))
+
+    examples = CodeRecord()
+    examples.run(functools.partial(model, torch.randn(2, 3)))
+    later = CodeRecord(after=examples)
+    model(torch.randn(8, 3))  # unrecorded: its trace reached long_rows
+    later.run(functools.partial(model, torch.randn(8, 3)))
+    assert later.complete and "long_rows" in {code.co_name for code, _, _ in later.seen.values()}
+    assert "long_rows" not in {code.co_name for code, _, _ in examples.seen.values()}
+
+
+@torch.library.custom_op("pte_traced::rows", mutates_args=())
+def _rows_kernel(x: torch.Tensor) -> torch.Tensor:
+    return x.cumsum(0)
+
+
+@_rows_kernel.register_fake
+def _(x: torch.Tensor) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+@torch._dynamo.allow_in_graph
+def _in_graph(x: torch.Tensor) -> torch.Tensor:
+    return x.cumsum(0)
+
+
+@pytest.mark.parametrize("call, name", [(_rows_kernel, "_rows_kernel"), (_in_graph, "_in_graph")],
+                         ids=["custom-op-kernel", "allow-in-graph"])
+def test_the_models_code_a_conds_compiled_graph_calls_is_recorded(call, name) -> None:
+    # Dynamo keeps a custom op (and a function allow_in_graph names) whole in its graph: its Python
+    # runs as a frame of its own when the compiled branch runs, inside torch's compile wrapper, where
+    # the calls dynamo makes while it traces (a logging handler, a dataclass's __eq__) are not the model's
+    def branch(x):
+        return call(x) * 2
+
+    record = CodeRecord()
+    record.run(functools.partial(torch.cond, torch.tensor(True), branch, lambda t: -t, (torch.randn(4, 3),)))
+    assert record.complete and {"branch", name} <= {code.co_name for code, _, _ in record.seen.values()}
 
 
 def test_torchs_dependencies_are_named_by_their_versions_not_recorded() -> None:
@@ -197,7 +330,7 @@ def test_only_installed_libraries_are_named_by_version() -> None:
     import importlib.metadata
 
     torchvision = pytest.importorskip("torchvision")
-    from exportcore.eager_code import distribution
+    from exportcore.code_origins import distribution
 
     assert distribution(torchvision.ops.FrozenBatchNorm2d.forward.__code__.co_filename) == \
         f"torchvision=={importlib.metadata.version('torchvision')}"
@@ -210,7 +343,7 @@ def test_a_library_named_otherwise_than_its_package_is_named_by_its_distribution
     import importlib.metadata
 
     image = pytest.importorskip("PIL.Image")
-    from exportcore.eager_code import distribution
+    from exportcore.code_origins import distribution
 
     owner = importlib.metadata.packages_distributions()["PIL"][0]
     assert distribution(image.__file__) == f"{owner}=={importlib.metadata.version(owner)}"

@@ -26,7 +26,7 @@ def run(ctx: Run) -> None:
                 ctx.reference = examples.run(lambda: run_side(ctx, ctx.model, ctx.args, ctx.kwargs))
                 ctx.eager_code = examples.digest()
                 # and what runs at other shapes from here on (exportcore.code_witnesses)
-                ctx.code_records = (examples, CodeRecord())
+                ctx.code_records = (examples, CodeRecord(after=examples))
         except Exception as exc:  # the model itself is broken: say so, not "export failed"
             ctx.fail(classify(exc, "eager"), status="error")
         else:
