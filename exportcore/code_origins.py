@@ -15,7 +15,7 @@ import site
 import sysconfig
 import tokenize
 
-__all__ = ["TORCH_DEPENDENCIES", "source_block", "versioned", "distribution", "roots"]
+__all__ = ["TORCH_DEPENDENCIES", "HARNESS", "source_block", "versioned", "distribution", "harness", "roots"]
 
 #: torch's own dependencies (and numpy, which it calls when present), left out like torch: the
 #: identity names their versions (exportcore.result_cache.LIBRARIES). torch calls into them lazily,
@@ -61,6 +61,21 @@ def versioned(filename: str) -> bool:
     # site-packages may sit inside the stdlib's folder (a Python without a virtualenv): libraries there
     # (transformers, timm, torchvision) are versioned by nothing the identity holds.
     return filename.startswith(stdlib) and not filename.startswith(installed)
+
+
+#: the test harness's own packages: their callbacks (a log capture handler, hypothesis's gc callback) run
+#: wherever the process happens to be, never as the model's code
+HARNESS = frozenset({"_pytest", "pytest", "pluggy", "hypothesis", "_hypothesis_pytestplugin", "xdist", "execnet",
+                     "coverage", "pytest_cov"})
+
+
+def harness(filename: str) -> bool:
+    """Whether ``filename`` is an installed file of the test harness (HARNESS): pytest's, hypothesis's, xdist's."""
+    _, installed, _, _ = roots()
+    for folder in installed:
+        if filename.startswith(folder):
+            return filename[len(folder):].split(os.sep, 1)[0].removesuffix(".py") in HARNESS
+    return False
 
 
 def distribution(filename: str) -> str | None:

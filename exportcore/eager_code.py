@@ -24,17 +24,18 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import logging
 import os
 import sys
 import threading
 import types
 from typing import Any, Callable, TypeVar
 
-from exportcore.code_origins import distribution, roots, source_block, versioned
+from exportcore.code_origins import distribution, harness, roots, source_block, versioned
 from exportcore.code_reads import described, globals_read
 from exportcore.environ_reads import reading
 from exportcore.python_state import Reader
-from exportcore.traced_code import Translations
+from exportcore.traced_code import Translations, unseen_by_dynamo
 
 __all__ = ["recorded", "CodeRecord"]
 
@@ -142,10 +143,12 @@ class _Calls:
 
         translations = self.translations
         # while torch's operator runs (its compile wrapper is aside[0]): the translators' and dynamo's
-        # compile's code, and the operator's code. Its compiled code then runs the model's own code
-        # as frames (a custom op's Python kernel, a function ``allow_in_graph`` keeps whole):
-        # recorded as any call is. What dynamo calls while it traces (a logging handler, a dataclass's
-        # __eq__) is not the model's.
+        # compile's code, and the operator's code. The model's own code that runs as frames there is
+        # recorded as any call is: what the compiled branch runs (a custom op's Python kernel, a
+        # function ``allow_in_graph`` keeps whole) and what dynamo runs while it traces (an
+        # ``assume_constant_result`` function, a fake kernel). A logging handler that dynamo's
+        # messages reach and the test harness's callbacks are not the model's: whether they run
+        # depends on what the process logged before.
         watched: list[tuple[tuple[types.CodeType, ...], types.CodeType]] = []
         tracing: list[types.FrameType] = []
         machinery: set[int] = set()  # code under a watched context that is not the model's
@@ -168,13 +171,20 @@ class _Calls:
                             tracing.append(frame)
                         else:
                             translations.call(frame)
-                    elif tracing or id(code) in seen or id(code) in machinery:
+                    elif id(code) in seen or id(code) in machinery:
                         pass
-                    elif code.co_name == "<module>":  # an import: where, depends on the process
-                        aside.append(frame)
-                    elif _aside(code) or versioned(code.co_filename):
+                    elif code.co_name == "<module>" or code.co_filename.startswith(_IMPORTING):
+                        aside.append(frame)  # an import (a finder, a module's body): where, depends on the process
+                    elif code.co_filename.endswith(_EVAL_FRAME):
+                        if _dynamo_context(frame) == "compile":  # a compile inside (the model's own, or an
+                            self.traced = True  # operator a kernel calls): traced where no record watches
+                    elif code.co_filename.startswith("<") or _aside(code) or versioned(code.co_filename) \
+                            or harness(code.co_filename):
+                        # (code without a file: dynamo's guards, generated methods; it adds nothing to a digest)
                         machinery.add(id(code))
-                    else:
+                    elif not (tracing and _logged(frame, tracing[-1])):
+                        # the model's: run by the compiled branch, or by dynamo while it traces (an
+                        # ``assume_constant_result`` function, a fake kernel)
                         seen[id(code)] = (code, frame.f_globals, _cells(frame) if code.co_freevars else {})
                 return
             if event != "call":
@@ -191,6 +201,7 @@ class _Calls:
                     return
                 aside.append(frame)
                 if context == "compile":
+                    unseen_by_dynamo(profile.__code__, _thread_hook.__code__, _Calls.other.__code__)
                     operator = translations.enter(_cells(frame).get("fn"))
                     if operator is not None:
                         watched.append((translations.inits, operator))
@@ -260,6 +271,20 @@ def _aside(code: types.CodeType) -> bool:
     # calls are recorded)
     return code.co_name == "<module>" and not code.co_filename.startswith("<string") \
         or code.co_filename.startswith(roots()[3])
+
+
+def _logged(frame: types.FrameType, tracing: types.FrameType) -> bool:
+    """Whether ``frame`` runs for the logging module (a handler, a record's formatting), below dynamo's ``tracing``."""
+    caller = frame.f_back
+    while caller is not None and caller is not tracing:
+        if caller.f_code.co_filename.startswith(_LOGGING):
+            return True
+        caller = caller.f_back
+    return False
+
+
+_LOGGING = os.path.join(os.path.dirname(os.path.abspath(logging.__file__)), "")
+_IMPORTING = "<frozen importlib"
 
 
 def _dynamo_context(frame: types.FrameType) -> str | None:

@@ -30,7 +30,7 @@ import sys
 import types
 from typing import Any
 
-__all__ = ["Translations"]
+__all__ = ["Translations", "unseen_by_dynamo"]
 
 #: (code, its module's globals, its closure's values by name): what exportcore.eager_code records per function
 Found = tuple[types.CodeType, dict[str, Any], dict[str, Any]]
@@ -101,6 +101,29 @@ def _entries(code: types.CodeType) -> list[types.CodeType] | None:
         return [entry.code for entry in _debug_get_cache_entry_list(code)]
     except (ImportError, AttributeError, TypeError):
         return None
+
+
+def unseen_by_dynamo(*codes: types.CodeType) -> None:
+    """Keep dynamo from compiling these functions (the record's own hooks) and what they call.
+
+    A profile function is called inside the compiled region like any frame; torch 2.15 compiles it
+    (guarded on the event's name, with the operators' recompile limit off), 2.6 does not.
+    """
+    for code in codes:
+        if id(code) in _UNSEEN:
+            continue
+        _UNSEEN[id(code)] = code
+        try:
+            from torch._dynamo.eval_frame import FrameAction, FrameExecStrategy, set_code_exec_strategy
+        except ImportError:  # torch 2.6: the frame alone (2.6 does not compile a profile function anyway)
+            from torch._C._dynamo.eval_frame import skip_code
+
+            skip_code(code)
+        else:
+            set_code_exec_strategy(code, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
+
+
+_UNSEEN: dict[int, types.CodeType] = {}
 
 
 def _translator_inits() -> tuple[types.CodeType, ...]:

@@ -192,6 +192,81 @@ def test_an_edit_to_code_a_conds_branch_reaches_is_checked_again(tmp_path, edit)
         sys.modules.pop("pte_branch_helper", None)
 
 
+CONSTANT_HELPER = '''
+import torch
+
+LIMIT = 16
+
+
+@torch._dynamo.assume_constant_result
+def carry_scale():
+    return {scale}
+
+
+def rows(x):
+    if torch.compiler.is_exporting() or x.shape[0] <= LIMIT:
+        return x.cumsum(0)
+    head = x[:LIMIT].cumsum(0)
+    return torch.cat([head, x[LIMIT:].cumsum(0) + head[-1] * carry_scale()])
+'''
+
+
+@needs_is_exporting
+def test_an_edit_to_a_function_dynamo_runs_while_it_traces_a_branch_is_checked_again(tmp_path) -> None:
+    # assume_constant_result: dynamo calls the function while it traces (a frame inside its compile)
+    # and keeps the answer; past LIMIT only, so a drawn shape's trace is the only one that runs it
+    # (module names of its own: dynamo keeps the modules a trace imported in torch's globals, so the
+    # same name reloaded by another test in this process could hand eager the other test's module)
+    def load(scale: str) -> type:
+        text = CONSTANT_HELPER.format(scale=scale)
+        sys.modules["pte_constant_helper"] = write_module(tmp_path / "pte_constant_helper.py", text,
+                                                          "pte_constant_helper")
+        model = BRANCH_MODEL.replace("pte_branch_helper", "pte_constant_helper")
+        return write_module(tmp_path / "pte_constant_model.py", model, "pte_constant_model").Branch
+
+    try:
+        cache = ResultCache(tmp_path / "cache")
+        assert check(cache, load("1.0")).status == "passed"
+        assert served(check(cache, load("1.0")))
+        edited = check(cache, load("0.0"))
+        assert not served(edited)
+        assert edited.status == "failed" and edited.failure.stage in ("numerics", "run"), edited.failure
+    finally:
+        sys.modules.pop("pte_constant_helper", None)
+
+
+@torch._dynamo.allow_in_graph
+def _compiles_inside(x: torch.Tensor) -> torch.Tensor:
+    return _compiled_helper(x)
+
+
+@torch.compile(backend="eager", dynamic=True)
+def _compiled_helper(x: torch.Tensor) -> torch.Tensor:
+    return x.cumsum(0) * 1.0
+
+
+def test_a_compile_that_a_conds_compiled_branch_starts_leaves_no_proof() -> None:
+    # the record watches torch's operator, not a compile a kernel or an allow_in_graph function
+    # starts from inside it: dynamo traces that one unseen, as it does a top-level torch.compile
+    record = CodeRecord()
+    record.run(functools.partial(torch.cond, torch.tensor(True), _compiles_inside, lambda t: -t,
+                                 (torch.randn(4, 3),)))
+    assert not record.complete
+
+
+def test_dynamo_does_not_compile_the_records_own_hook() -> None:
+    # a profile function is called inside the compiled region like any frame: torch 2.15 compiled it
+    # (guarded on the event's name, with the operators' recompile limit off)
+    from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
+
+    from exportcore import eager_code
+
+    hook = next(code for code in eager_code._Calls._hook.__code__.co_consts if getattr(code, "co_name", "") == "profile")
+    record = CodeRecord()
+    record.run(functools.partial(torch.cond, torch.tensor(True), lambda t: t * 2, lambda t: -t, (torch.randn(4, 3),)))
+    assert record.complete and _debug_get_cache_entry_list(hook) == []
+
+
 def test_what_a_conds_branches_reach_is_recorded_with_closures_and_again_in_each_recording() -> None:
     from exportcore.eager_code import recorded
 
