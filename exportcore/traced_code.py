@@ -30,6 +30,8 @@ import sys
 import types
 from typing import Any
 
+from exportcore.python_state import closure
+
 __all__ = ["Translations", "unseen_by_dynamo"]
 
 #: (code, its module's globals, its closure's values by name): what exportcore.eager_code records per function
@@ -174,15 +176,7 @@ def _closure(funcvar: Any, code: types.CodeType) -> dict[str, Any]:
     A function defined in traced code closes over values that code computed: its source is part of
     the enclosing function's, and those values follow from what that one read.
     """
-    if not code.co_freevars:
-        return {}
     fn = getattr(funcvar, "fn", None)
-    if not isinstance(fn, types.FunctionType) or fn.__code__ is not code or fn.__closure__ is None:
+    if not code.co_freevars or not isinstance(fn, types.FunctionType) or fn.__code__ is not code:
         return {}
-    values = {}
-    for name, cell in zip(code.co_freevars, fn.__closure__):
-        try:
-            values[name] = cell.cell_contents
-        except ValueError:  # an empty cell
-            continue
-    return values
+    return closure(fn)
