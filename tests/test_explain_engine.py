@@ -175,13 +175,14 @@ def test_a_fix_that_does_not_export_is_only_suggested() -> None:
     run = SimpleNamespace(
         outcome=Outcome("c", "non_strict", status="failed", failure=failure), spec=None, model=None, args=(),
         kwargs={}, mode=SimpleNamespace(name="non_strict"), examples=2, inputs=None, seed=0, cache=None,
-        findings_as_errors=False,
+        findings_as_errors=False, device="cpu",
         dynamic_shapes={"x": {2: Dim("h", min=32, max=128), 3: Dim("w", min=32, max=128)}},
     )
     broken = Failure(stage="numerics", category="numerics", exc_type="ValueMismatch", message="outputs differ")
 
     def recheck(*args, **kwargs):
         assert kwargs["dynamic_shapes"]["x"][2].min == 33 and kwargs["explain"] == "off"
+        assert kwargs["device"] == "cpu"  # verified on the run's device, where its model and examples are
         return Outcome("c", "non_strict", status="failed", failure=broken)
 
     fix = corrected_spec(run, recheck)

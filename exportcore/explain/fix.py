@@ -260,7 +260,10 @@ def _torch_suggestion(text: str, spec: Any) -> Any:
 
 def _verify(run: Run, spec: Any, recheck: Recheck, args: tuple, kwargs: dict, *, as_run: bool = False) -> Any:
     """Re-check the model with ``spec``: its accept/reject checks, or (``as_run``) everything the run checked, its way."""
-    settings: dict[str, Any] = {"checks": ("accept", "reject"), "examples": max(2, min(run.examples, 5))}
+    # on the run's device: the model and the examples are there already, and a user's inputs= factory's
+    # CPU tensors go there as in the run (check() moves them only for a device it is given)
+    settings: dict[str, Any] = {"checks": ("accept", "reject"), "examples": max(2, min(run.examples, 5)),
+                                "device": run.device}
     if as_run:
         # the same column: a target's failure is verified by lowering the fix to that runtime again
         settings = {"checks": tuple(sorted(run.checks)), "examples": run.examples, "rtol": run.rtol, "atol": run.atol,
