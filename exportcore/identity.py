@@ -3,7 +3,8 @@
 Two programs are interchangeable for every check when everything their ``.module()`` is
 built from is equal: the graph's generated code, the graph signature (which input is which
 parameter, buffer or user input, which output mutates what), the range constraints, the
-call signature (pytree in/out specs) and every lifted tensor, by value. The engine uses it
+call signature (pytree in/out specs, argument names), the guards the capture recorded beyond the
+ranges (``.module()`` checks them too) and every lifted tensor, by value. The engine uses it
 to run work once: the reloaded program is not probed again on drawn shapes when it is the
 exported one, and a mode whose capture equals another mode's reuses that mode's checks
 (exportcore.reuse). Anything it cannot compare (a script object, a tensor subclass, a
@@ -77,7 +78,17 @@ class _Canon:
         lines.append(f"outputs {[(str(o.kind), o.target) for o in ep.graph_signature.output_specs]}")
         calls = getattr(ep, "module_call_graph", None) or []
         signature = calls[0].signature if calls else None
-        lines.append(f"call {getattr(signature, 'in_spec', None)!r} -> {getattr(signature, 'out_spec', None)!r}")
+        lines.append(f"call {getattr(signature, 'in_spec', None)!r} -> {getattr(signature, 'out_spec', None)!r} "
+                     f"names {getattr(signature, 'forward_arg_names', None)!r}")
+        # .module() also checks the guards the capture recorded beyond the ranges (``x.size()[0] != 3``
+        # from a shape test only non-strict tracing ran, or one a decomposition added): two programs
+        # equal in all else may still accept different shapes. As torch wrote them: strict and
+        # non-strict spell one guard's input differently, and then they are not proven the same.
+        guards = sorted(self.text(code) for code in getattr(ep, "_guards_code", None) or ())
+        lines.append(f"guards {guards!r} examples {getattr(ep, 'example_inputs', None) is not None}")
+        if any(spec.kind.name == "TOKEN" for spec in ep.graph_signature.input_specs):
+            # effect tokens: .module() strips them from any program but a training-dialect one
+            lines.append(f"dialect {[getattr(verifier, 'dialect', None) for verifier in ep.verifiers]}")
         for name, sub in subgraphs(ep.graph_module):
             lines.append(f"sub {name}:{self.text(sub.code)}")
         return "\n".join(lines)

@@ -98,6 +98,30 @@ def test_a_failing_mode_donates_nothing_and_training_never_takes_an_inference_mo
     assert training.reused_from is None and "run" in training.timings
 
 
+class GuardedOutsideDynamo(nn.Module):
+    """A shape test only non-strict tracing runs: the same graph in both modes, and the same answer at 3
+    rows, but non-strict's program also guards ``rows != 3`` (torch 2.7+ records it in _guards_code)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not torch.compiler.is_dynamo_compiling() and x.shape[0] == 3:
+            return x * 2
+        return x * 2
+
+
+def test_a_mode_whose_program_guards_more_takes_nothing_from_one_that_guards_less():
+    x = torch.randn(8, 3, generator=torch.Generator().manual_seed(0))
+    spec = {"x": {0: Dim.AUTO}}
+    alone = exportcore.check(GuardedOutsideDynamo(), (x,), dynamic_shapes=spec, mode="non_strict", case_id="alone")
+    strict = exportcore.check(GuardedOutsideDynamo(), (x,), dynamic_shapes=spec, mode="strict", case_id="g")
+    after = exportcore.check(GuardedOutsideDynamo(), (x,), dynamic_shapes=spec, mode="non_strict", case_id="g")
+    assert strict.status == "passed"
+    assert (after.status, after.failure and after.failure.stage) == (alone.status, alone.failure and alone.failure.stage)
+    if hasattr(torch.export.export(GuardedOutsideDynamo(), (x,), dynamic_shapes=spec, strict=False), "_guards_code"):
+        # the program rejects 3 rows, which eager and the declared (automatic) range accept
+        assert (alone.status, alone.failure.stage) == ("failed", "guards"), alone.failure
+        assert after.reused_from is None
+
+
 def _export(model: nn.Module, strict: bool, dynamic: bool = True):
     return torch.export.export(model, example(), dynamic_shapes=BATCH if dynamic else None, strict=strict)
 
