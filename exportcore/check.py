@@ -158,6 +158,7 @@ def check(
             run.programs.clear()
             run.program_states.clear()
             run.same_as.clear()
+            run.own_guards.clear()
         if outcome.status == "failed" and explain != "off":
             from exportcore.explain import explain as explain_failure
 

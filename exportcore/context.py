@@ -74,6 +74,9 @@ class Run:
     program_states: dict[int, ModelState] = field(default_factory=dict)  # id(program) -> its own snapshot
     #: A program proven the same as an earlier one ("reloaded" -> "exported"): not probed again on drawn shapes.
     same_as: dict[str, str] = field(default_factory=dict)
+    #: A program whose input checks were not proven ep.module()'s (exportcore.identity.guard_structure):
+    #: the reject check probes it too.
+    own_guards: set[str] = field(default_factory=set)
     #: exportcore.reuse's by-value digests of this walk (model, constants, inputs, eager's answer), once
     #: computed: none of them changes during a walk, and hashing a large model twice is not free.
     value_parts: tuple[str | None, ...] | None = None

@@ -18,7 +18,7 @@ import hashlib
 import re
 from typing import Any, Iterator
 
-__all__ = ["structure", "same_program", "subgraphs", "outside_torch", "tensors_of", "module_digest", "constants_digest",
+__all__ = ["structure", "guard_structure", "same_program", "subgraphs", "outside_torch", "tensors_of", "module_digest", "constants_digest",
            "values_digest"]
 
 
@@ -32,6 +32,25 @@ def structure(ep: Any) -> str:
     change a result). Submodule graphs (``torch.cond`` branches) are included.
     """
     return _Canon().program(ep)
+
+
+def guard_structure(ep: Any) -> str:
+    """Return what ``ep.module()``'s input checks are built from, as one text: its user inputs' shapes
+    (static sizes, torch's symbols renamed in order of appearance), its ranges and its recorded guards.
+
+    Two programs with equal texts refuse the same inputs before computing anything.
+    """
+    canon = _Canon()
+    from torch.export.graph_signature import InputKind
+
+    users = {spec.arg.name for spec in ep.graph_signature.input_specs
+             if spec.kind == InputKind.USER_INPUT and hasattr(spec.arg, "name")}
+    lines = [canon.text(repr(getattr(node.meta.get("val"), "shape", node.meta.get("val"))))
+             for node in ep.graph.nodes if node.op == "placeholder" and node.name in users]
+    lines += [f"range {canon.text(str(symbol))} {ep.range_constraints[symbol]}"
+              for symbol in sorted(ep.range_constraints, key=lambda s: canon.text(str(s)))]
+    lines.append(f"guards {sorted(canon.text(code) for code in getattr(ep, '_guards_code', None) or ())!r}")
+    return "\n".join(lines)
 
 
 class _Canon:

@@ -297,13 +297,16 @@ def sides(run: Run, *, distinct: bool = False, guards: bool = False) -> list[Sid
     """Return the programs under test, in the order they are checked.
 
     A mode: its built programs (``distinct``: without those proven the same program as an earlier
-    one, which drawn shapes need not probe twice; ``guards``: ep.module() only, whose guards the
-    decomposed and reloaded programs keep). A target: ``ep.module()``, shown and not judged (its
+    one, which drawn shapes need not probe twice; ``guards``: ep.module(), and a decomposed or
+    reloaded program only when its input checks were not proven ep.module()'s: ``Run.own_guards``).
+    A target: ``ep.module()``, shown and not judged (its
     verdict is the mode column's), then the loaded runtime artifact.
     """
     if run.runtime is not None:
         return [ProgramSide("exported", run.programs["exported"], judged=False), run.runtime]
-    labels = ("exported",) if guards else PROGRAMS
+    labels = PROGRAMS
+    if guards:
+        labels = tuple(label for label in PROGRAMS if label == "exported" or label in run.own_guards)
     return [ProgramSide(label, run.programs[label]) for label in labels
             if label in run.programs and not (distinct and label in run.same_as)]
 

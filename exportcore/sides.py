@@ -10,7 +10,7 @@ from exportcore.execute import RunResult, run_inference, run_training
 if TYPE_CHECKING:
     from exportcore.context import Run
 
-__all__ = ["prepare", "run_side", "recording", "traced_path", "remember", "call_quiet", "blame_randomness",
+__all__ = ["prepare", "run_side", "recording", "traced_path", "remember", "compare_guards", "call_quiet", "blame_randomness",
            "aliasing_notes"]
 
 T = TypeVar("T")
@@ -75,6 +75,19 @@ def remember(run: Run, label: str, program: Any) -> None:
 
     run.programs[label] = program
     run.program_states[id(program)] = ModelState.capture(program, shared_with=run.model_state)
+
+
+def compare_guards(run: Run, label: str, program: Any) -> None:
+    """Have the reject check probe ``label`` (an ExportedProgram built from ``run.ep``) too, unless its
+    input checks are proven ep.module()'s (exportcore.identity.guard_structure)."""
+    from exportcore.identity import guard_structure
+
+    try:
+        same = program is run.ep or guard_structure(program) == guard_structure(run.ep)
+    except Exception:  # noqa: BLE001 - not proven: probe it
+        same = False
+    if not same:
+        run.own_guards.add(label)
 
 
 def call_quiet(program: Any, args: tuple, kwargs: dict, run: Run | None = None) -> Any:

@@ -1,7 +1,8 @@
 """Check reject: out-of-spec shapes (below min, above max, a static dim changed, a relation broken) are refused.
 
-Each program under test whose guards are its own (a mode's ep.module(): the decomposed and
-reloaded programs keep its guards; a target's runtime) is called on each input. A mode's program
+Each program under test whose guards are its own (a mode's ep.module(), and its decomposed or
+reloaded program when that one's input checks are not proven ep.module()'s, Run.own_guards;
+a target's runtime) is called on each input. A mode's program
 that computes on one fails the check (must_reject); a runtime that does gets the finding
 ``reject_unguarded`` instead (several compile without input checks by design), and for a runtime
 each dim declared ``min >= 2`` is also tried at ``min - 1`` (a mode's program meets sizes 0 and 1

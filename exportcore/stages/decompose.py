@@ -9,7 +9,7 @@ from exportcore import shared_programs
 from exportcore.classify import classify
 from exportcore.eager_code import CodeRecord
 from exportcore.graph_stats import graph_stats
-from exportcore.sides import remember
+from exportcore.sides import compare_guards, remember
 
 if TYPE_CHECKING:
     from exportcore.context import Run
@@ -94,6 +94,7 @@ def run(ctx: Run) -> None:
                     warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated")
                     decomposed, ran = _decompose(ctx)
             remember(ctx, "decomposed", decomposed.module())
+            compare_guards(ctx, "decomposed", decomposed)
         except Exception as exc:
             ctx.fail(_exported_failure(ctx) or classify(exc, "decompose"))
         if shared is None:

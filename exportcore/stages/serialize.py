@@ -12,7 +12,7 @@ from exportcore import shared_programs
 from exportcore.classify import classify
 from exportcore.logged_errors import chain_logged, logged_errors
 from exportcore.serde_memo import memoized_parsing
-from exportcore.sides import remember
+from exportcore.sides import compare_guards, remember
 
 if TYPE_CHECKING:
     from exportcore.context import Run
@@ -41,6 +41,7 @@ def run(ctx: Run) -> None:
                 buffer.seek(0)
                 loaded = torch.export.load(buffer)
                 remember(ctx, "reloaded", loaded.module())
+            compare_guards(ctx, "reloaded", loaded)
         except Exception as exc:
             ctx.fail(classify(chain_logged(exc, logged), "serialize"))
         same = _same(ctx.ep, loaded)
