@@ -6,31 +6,35 @@ one run must not feed the next), and the model is handed back in it after the ca
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["ModelState"]
 
 _UNSET = object()
-_PLAIN = (int, float, bool, str)
+_CONTAINERS = (list, dict, set)
 
 
-def _same_value(now: Any, saved: Any) -> bool:
-    """Whether a plain attribute still holds its saved value: same type (int, float, bool or str, not a
-    subclass) and value, and for a float the same sign.
+def _contents(value: Any) -> Any:
+    """A shallow copy of a list, dict or set a module attribute holds (what a forward may append to)."""
+    return list(value) if type(value) is list else dict(value) if type(value) is dict else set(value)
 
-    nn.Module.__setattr__ is slow (resnet18: some 400 per restore, one restore per side of every
-    shape), so only what a forward changed is written back: True for 1 is a change, and so is -0.0
-    for 0.0 (equal, yet ``copysign`` tells them apart).
-    """
-    if now is saved:
-        return True
-    if type(saved) not in _PLAIN:  # a subclass may hold state of its own or compare loosely: always written back
-        return False
-    if type(now) is not type(saved) or now != saved:
-        return False
-    return not isinstance(saved, float) or math.copysign(1.0, now) == math.copysign(1.0, saved)
+
+def _unchanged(value: Any, saved: Any) -> bool:
+    """Whether a container still holds the very objects it held when saved (a set: equal members)."""
+    if type(value) is list:
+        return len(value) == len(saved) and all(a is b for a, b in zip(value, saved))
+    if type(value) is dict:
+        return len(value) == len(saved) and all(saved.get(k, _UNSET) is v for k, v in value.items())
+    return value == saved
+
+
+def _refill(value: Any, saved: Any) -> None:
+    if type(value) is list:
+        value[:] = saved
+    else:
+        value.clear()
+        value.update(saved)
 
 
 @dataclass
@@ -41,7 +45,11 @@ class ModelState:
     tensors: dict[str, Any] = field(default_factory=dict)  # name -> (tensor object, saved clone)
     grads: dict[str, Any] = field(default_factory=dict)
     requires_grad: dict[str, bool] = field(default_factory=dict)
-    attrs: dict[str, Any] = field(default_factory=dict)  # module name -> shallow copy of plain attributes
+    #: module name -> its instance attributes (``vars(module)``), by identity: a forward that rebinds
+    #: ``self.calls`` or ``self.cache`` (None -> a tensor), or adds an attribute, is undone
+    attrs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: module name -> attribute -> the contents of a list, dict or set it held (``self.seen.append(...)``)
+    contents: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: parameter name -> (version counter, data pointer) when it last held its saved value
     written: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: a forward wrote a parameter behind autograd's version counter (``p.data.add_``): copy every time
@@ -65,9 +73,9 @@ class ModelState:
         _refuse_lazy(model)
         for name, mod in model.named_modules(remove_duplicate=False):
             state.training[name] = mod.training
-            state.attrs[name] = {
-                k: v for k, v in vars(mod).items() if not k.startswith("_") and isinstance(v, (int, float, bool, str))
-            }
+            held = vars(mod)
+            state.attrs[name] = dict(held)
+            state.contents[name] = {k: _contents(v) for k, v in held.items() if type(v) in _CONTAINERS}
         owned = {id(t) for t, _ in shared_with.tensors.values()} if shared_with is not None else set()
         # A generator the model draws from (``torch.randn(..., generator=self.gen)``) is state as much
         # as a buffer: eager advances it, and a program run after eager must start where eager did.
@@ -124,12 +132,22 @@ class ModelState:
             mod = modules.get(name)
             if mod is None:
                 continue
+            held, saved = vars(mod), self.attrs.get(name)
+            if saved is not None:
+                # Instance attributes are plain slots (parameters, buffers and submodules live in their
+                # own dicts, restored below): written straight back, as nn.Module.__setattr__ is slow
+                # and a restore runs before every side of every shape.
+                if held.keys() != saved.keys():
+                    for k in held.keys() - saved.keys():
+                        del held[k]
+                for k, v in saved.items():
+                    if held.get(k, _UNSET) is not v:
+                        held[k] = v
+                for k, kept in self.contents.get(name, {}).items():
+                    if not _unchanged(saved[k], kept):
+                        _refill(saved[k], kept)
             if mod.training is not flag:
                 mod.training = flag
-            held = vars(mod)
-            for k, v in self.attrs.get(name, {}).items():
-                if not _same_value(held.get(k, _UNSET), v):
-                    setattr(mod, k, v)
         with torch.no_grad():
             for name, (tensor, saved) in self.tensors.items():
                 owner, _, leaf = name.rpartition(".")

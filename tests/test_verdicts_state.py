@@ -253,3 +253,53 @@ def test_a_str_subclass_attribute_a_forward_swaps_for_an_equal_one_is_restored()
                     explain="off")
     assert outcome.status == "passed", outcome.failure
     assert model.tag.scale == 2.0
+
+
+class History(torch.nn.Module):
+    """Appends to a list it holds: its first call, which torch.export traces, scales by 1."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[int] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.seen.append(x.shape[0])
+        return x * len(self.seen)
+
+
+class FirstCallScale(torch.nn.Module):
+    """Caches its first input's scale in an attribute that was None: torch.export traces the computation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.scale is None:
+            self.scale = x.abs().amax()
+        return x / self.scale
+
+
+@pytest.mark.parametrize("mode", ["strict", "non_strict", "training"])
+def test_every_run_and_the_capture_start_from_the_model_as_given_not_as_a_forward_left_it(mode) -> None:
+    # An attribute a forward rebinds from None, or a list it appends to, is part of the snapshot: the
+    # program checked is the one torch.export gives for the model as passed (History: `x * 1`, not a
+    # later call's `x * 2` against eager's `x * 3`, "eager is not reproducible"; FirstCallScale: the
+    # scale computed, not the eager run's value baked in), and the model is handed back as it came.
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(0))
+    spec = {"x": {0: Dim("b", min=2, max=32)}}
+    history, scaled = History(), FirstCallScale()
+    for model in (history, scaled):
+        outcome = check(model, (x,), mode=mode, dynamic_shapes=spec, explain="off")
+        try:
+            bare = torch.export.export(type(model)(), (x,), dynamic_shapes=spec, strict=mode == "strict")
+        except Exception:  # torch 2.6 refuses both (a list attribute non-strict, the tensor attribute assigned)
+            assert (outcome.status, outcome.failure.stage) == ("failed", "capture"), outcome.failure
+            continue
+        assert outcome.status == "passed", outcome.failure
+        assert outcome.graph.op_histogram == {
+            str(node.target): 1 for node in bare.graph.nodes if node.op == "call_function"}, outcome.graph.code
+    again = check(History(), (x,), mode=mode, dynamic_shapes=spec)
+    if again.status == "passed" and again.graph.code is not None:  # torch 2.6's non-strict capture refuses it
+        assert "mul = torch.ops.aten.mul.Tensor(x, 1)" in again.graph.code, again.graph.code
+    assert history.seen == [] and scaled.scale is None
