@@ -65,6 +65,8 @@ class Run:
     #: With a cache: what eager ran on the examples, then what every later run of eager and the programs ran
     #: (exportcore.eager_code.CodeRecord; exportcore.code_witnesses names the difference in the entry)
     code_records: tuple[CodeRecord, CodeRecord] | None = None
+    #: Module attributes eager's run on the examples changed (ModelState.changed): checked by exportcore.checks.calls
+    state_writes: list[str] = field(default_factory=list)
     ep: ExportedProgram | None = None  # the one torch.export.export result (step "capture")
     ranges: dict[str, ExportedRange] = field(default_factory=dict)  # ep's range_constraints, by torch symbol
     #: ep's input shapes per tensor path (ints where static, torch's symbols where dynamic), read once in capture

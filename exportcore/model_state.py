@@ -178,6 +178,26 @@ class ModelState:
                 grad = self.grads.get(name)
                 tensor.grad = None if grad is None else grad.clone()
 
+    def changed(self, model: Any) -> list[str]:
+        """Return the module attributes (``"block.calls"``) a forward rebound, added, or whose list, dict
+        or set it changed, since the snapshot (training flags aside): Python state a program cannot carry."""
+        import torch
+
+        if not isinstance(model, torch.nn.Module):
+            return []
+        found = []
+        for name, mod in model.named_modules(remove_duplicate=False):
+            saved, held = self.attrs.get(name), vars(mod)
+            if saved is None:
+                continue
+            kept = self.contents.get(name, {})
+            for k in sorted(held.keys() | saved.keys()):
+                if k == "training" or k.startswith("__"):
+                    continue
+                if held.get(k, _UNSET) is not saved.get(k, _UNSET) or (k in kept and not _unchanged(saved[k], kept[k])):
+                    found.append(f"{name}.{k}" if name else k)
+        return found
+
     def find_untracked_writes(self) -> bool:
         """After a forward: did it write a parameter without moving its version counter? Then restore copies all.
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from exportcore import reuse
-from exportcore.checks import accept, dtype, numerics, reject, size01, specialization, state
+from exportcore.checks import accept, calls, dtype, numerics, reject, size01, specialization, state
 from exportcore.outcome import GraphStats
 from exportcore.reuse import Donation
 from exportcore.sides import prepare
@@ -54,6 +54,7 @@ PIPELINE: tuple[Step, ...] = (
     Step("serialize", serialize.run, ("serialize",), reusable=True),
     Step("numerics", numerics.run, ("numerics",), reusable=True),
     Step("state", state.run, ("state",)),
+    Step("calls", calls.run, ("numerics",)),
     Step("specialization", specialization.run, ("accept", "reject"), dynamic=True),
     Step("drawn shapes", accept.run, ("numerics", "accept"), dynamic=True, reusable=True),
     Step("reject", reject.run, ("reject",), dynamic=True, reusable=True),

@@ -118,6 +118,7 @@ FINDING_KINDS = (
     "state_differs",  # ep.module()'s parameters or buffers differ from the model's
     "no_shape_checked",  # no drawn shape could be checked
     "less_precise",  # a program rounds further from float64 than eager
+    "python_state",  # eager's next call differs: a forward changes Python state the program does not carry
 )
 
 #: Finding.severity: "error" under --export-findings=error, where a finding fails the case.

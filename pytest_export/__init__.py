@@ -11,6 +11,7 @@ from pytest_export.finding_warnings import (
     LessPreciseWarning,
     NarrowedWarning,
     NoShapeCheckedWarning,
+    PythonStateWarning,
     RejectUnguardedWarning,
     Size01AcceptedWarning,
     SpecializedWarning,
@@ -24,5 +25,5 @@ __version__ = "0.1.0"
 __all__ = [
     "__version__", "ExportFindingWarning", "SpecializedWarning", "NarrowedWarning", "Size01AcceptedWarning",
     "DtypeAcceptedWarning", "RejectUnguardedWarning", "StateMissingWarning", "StateDiffersWarning",
-    "NoShapeCheckedWarning", "LessPreciseWarning",
+    "NoShapeCheckedWarning", "LessPreciseWarning", "PythonStateWarning",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 __all__ = [
     "ExportFindingWarning", "SpecializedWarning", "NarrowedWarning", "Size01AcceptedWarning",
     "DtypeAcceptedWarning", "RejectUnguardedWarning", "StateMissingWarning", "StateDiffersWarning",
-    "NoShapeCheckedWarning", "LessPreciseWarning", "FINDING_WARNINGS", "warning_for",
+    "NoShapeCheckedWarning", "LessPreciseWarning", "PythonStateWarning", "FINDING_WARNINGS", "warning_for",
 ]
 
 
@@ -55,6 +55,10 @@ class LessPreciseWarning(ExportFindingWarning):
     """Finding ``less_precise``: a program (the decomposed one, typically) rounds further from float64 than eager."""
 
 
+class PythonStateWarning(ExportFindingWarning):
+    """Finding ``python_state``: eager's second call differs from the program's (Python state a forward changes)."""
+
+
 #: Finding kind -> its warning class; a kind not listed warns as ExportFindingWarning.
 FINDING_WARNINGS: dict[str, type[ExportFindingWarning]] = {
     "specialized": SpecializedWarning,
@@ -66,6 +70,7 @@ FINDING_WARNINGS: dict[str, type[ExportFindingWarning]] = {
     "state_differs": StateDiffersWarning,
     "no_shape_checked": NoShapeCheckedWarning,
     "less_precise": LessPreciseWarning,
+    "python_state": PythonStateWarning,
 }
 
 

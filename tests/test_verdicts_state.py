@@ -303,3 +303,58 @@ def test_every_run_and_the_capture_start_from_the_model_as_given_not_as_a_forwar
     if again.status == "passed" and again.graph.code is not None:  # torch 2.6's non-strict capture refuses it
         assert "mul = torch.ops.aten.mul.Tensor(x, 1)" in again.graph.code, again.graph.code
     assert history.seen == [] and scaled.scale is None
+
+
+class CallCounter(torch.nn.Module):
+    """Scales by how often it was called, counted in a Python int: the program scales every call by 1."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+        self.last_rows = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.calls += 1
+        return x * self.calls
+
+
+class ShapeNote(torch.nn.Module):
+    """Writes Python attributes that never change an answer: nothing to report."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last_rows = None
+        self.seen: list[int] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.last_rows = x.shape[0]
+        self.seen.append(1)
+        return x * 2
+
+
+@pytest.mark.parametrize("mode", ["strict", "non_strict", "training"])
+def test_python_state_that_changes_eagers_next_call_is_a_finding_and_harmless_state_is_not(mode) -> None:
+    x = torch.randn(4, 8, generator=torch.Generator().manual_seed(0))
+    spec = {"x": {0: Dim("b", min=2, max=32)}}
+
+    def exports(cls: type) -> bool:  # torch 2.6 refuses attribute writes during a strict capture, lists non-strict
+        try:
+            torch.export.export(cls(), (x,), dynamic_shapes=spec, strict=mode == "strict")
+        except Exception:  # noqa: BLE001
+            return False
+        return True
+
+    for cls in (CallCounter, ShapeNote):
+        outcome = check(cls(), (x,), mode=mode, dynamic_shapes=spec, explain="off")
+        if not exports(cls):
+            assert (outcome.status, outcome.failure.stage) == ("failed", "capture"), outcome.failure
+            continue
+        assert outcome.status == "passed", outcome.failure  # the first call is right
+        found = [f for f in outcome.findings if f.kind == "python_state"]
+        if cls is ShapeNote:
+            assert not found, found
+        else:
+            assert len(found) == 1 and "calls" in found[0].message and "register_buffer" in found[0].message, found
+    strict_errors = check(CallCounter(), (x,), mode="non_strict", dynamic_shapes=spec, explain="off",
+                          findings_as_errors=True)
+    assert strict_errors.status == "failed" and "second call" in strict_errors.failure.message

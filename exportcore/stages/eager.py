@@ -33,4 +33,5 @@ def run(ctx: Run) -> None:
             # Restores skip weights whose version counter did not move; a forward that writes
             # behind the counter (``p.data.add_``) is caught here, once, and turns that off.
             ctx.model_state.find_untracked_writes()
+            ctx.state_writes = ctx.model_state.changed(ctx.model)
         prepare(ctx)
