@@ -24,6 +24,7 @@ _FINDING_STAGES = {
     "state_missing": ("state", "torch.mutation"),
     "state_differs": ("state", "torch.mutation"),
     "no_shape_checked": ("input", "input"),  # the case's inputs or range, not the program
+    "python_state": ("numerics", "torch.mutation"),  # the second calls' answers differ
 }
 
 OUTPUT_METADATA_HINT = (
