@@ -18,8 +18,8 @@ import hashlib
 import re
 from typing import Any, Iterator
 
-__all__ = ["structure", "guard_structure", "same_program", "subgraphs", "outside_torch", "tensors_of", "module_digest", "constants_digest",
-           "values_digest"]
+__all__ = ["structure", "guard_structure", "same_program", "subgraphs", "outside_torch", "tensors_of",
+           "module_digest", "constants_digest", "values_digest"]
 
 
 def structure(ep: Any) -> str:
@@ -49,7 +49,7 @@ def guard_structure(ep: Any) -> str:
              for node in ep.graph.nodes if node.op == "placeholder" and node.name in users]
     lines += [f"range {canon.text(str(symbol))} {ep.range_constraints[symbol]}"
               for symbol in sorted(ep.range_constraints, key=lambda s: canon.text(str(s)))]
-    lines.append(f"guards {sorted(canon.text(code) for code in getattr(ep, '_guards_code', None) or ())!r}")
+    lines.append(f"guards {canon.guards(ep)!r}")
     return "\n".join(lines)
 
 
@@ -63,6 +63,10 @@ class _Canon:
     def _symbol(self, match: Any) -> str:
         name = match.group(0)
         return self.symbols.setdefault(name, f"{name[0]}#{len(self.symbols)}")
+
+    def guards(self, ep: Any) -> list[str]:
+        """The guards the capture recorded beyond the ranges (torch 2.7+), as torch wrote them, sorted."""
+        return sorted(self.text(code) for code in getattr(ep, "_guards_code", None) or ())
 
     def program(self, ep: Any) -> str:
         from torch.export.graph_signature import InputKind
@@ -103,8 +107,7 @@ class _Canon:
         # from a shape test only non-strict tracing ran, or one a decomposition added): two programs
         # equal in all else may still accept different shapes. As torch wrote them: strict and
         # non-strict spell one guard's input differently, and then they are not proven the same.
-        guards = sorted(self.text(code) for code in getattr(ep, "_guards_code", None) or ())
-        lines.append(f"guards {guards!r} examples {getattr(ep, 'example_inputs', None) is not None}")
+        lines.append(f"guards {self.guards(ep)!r} examples {getattr(ep, 'example_inputs', None) is not None}")
         if any(spec.kind.name == "TOKEN" for spec in ep.graph_signature.input_specs):
             # effect tokens: .module() strips them from any program but a training-dialect one
             lines.append(f"dialect {[getattr(verifier, 'dialect', None) for verifier in ep.verifiers]}")
