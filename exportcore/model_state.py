@@ -194,7 +194,8 @@ class ModelState:
             for k in sorted(held.keys() | saved.keys()):
                 if k == "training" or k.startswith("__"):
                     continue
-                if held.get(k, _UNSET) is not saved.get(k, _UNSET) or (k in kept and not _unchanged(saved[k], kept[k])):
+                rebound = held.get(k, _UNSET) is not saved.get(k, _UNSET)
+                if rebound or (k in kept and not _unchanged(saved[k], kept[k])):
                     found.append(f"{name}.{k}" if name else k)
         return found
 

@@ -10,8 +10,8 @@ from exportcore.execute import RunResult, run_inference, run_training
 if TYPE_CHECKING:
     from exportcore.context import Run
 
-__all__ = ["prepare", "run_side", "recording", "traced_path", "remember", "compare_guards", "call_quiet", "blame_randomness",
-           "aliasing_notes"]
+__all__ = ["prepare", "run_side", "recording", "traced_path", "remember", "compare_guards", "call_quiet",
+           "blame_randomness", "aliasing_notes"]
 
 T = TypeVar("T")
 
