@@ -14,6 +14,7 @@ too, unless the project already has one or chose a place (HYPOTHESIS_STORAGE_DIR
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,8 +38,16 @@ def session_cache(config: pytest.Config, mode: str) -> ResultCache | None:
     if _CACHE not in config.stash:
         from exportcore.result_cache import ResultCache
 
+        config.stash[_CACHE] = None
         cache = getattr(config, "cache", None)
-        config.stash[_CACHE] = ResultCache(cache.mkdir(FOLDER), mode) if cache is not None else None
+        if cache is not None:
+            try:
+                config.stash[_CACHE] = ResultCache(cache.mkdir(FOLDER), mode)
+            except OSError as error:
+                # A restored CI cache can be damaged (a file where the folder belongs, no write
+                # permission): the cache only ever saves work, so this run checks everything in full.
+                warnings.warn(pytest.PytestWarning(
+                    f"pytest-export: the result cache is off for this run: {error}"), stacklevel=1)
     return config.stash[_CACHE]
 
 
@@ -52,4 +61,8 @@ def keep_hypothesis_storage(config: pytest.Config) -> None:
         return
     from hypothesis.configuration import set_hypothesis_home_dir
 
-    set_hypothesis_home_dir(str(cache.mkdir("hypothesis")))
+    try:
+        home = cache.mkdir("hypothesis")
+    except OSError:  # a damaged cache dir: hypothesis keeps its own default, nothing else changes
+        return
+    set_hypothesis_home_dir(str(home))

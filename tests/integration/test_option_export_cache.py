@@ -122,6 +122,19 @@ def test_every_way_to_turn_it_off(pytester, warm_checkout, off: list[str]) -> No
     assert from_cache(records(pytester, *off)) == set()
 
 
+def test_a_cache_folder_that_cannot_be_made_warns_once_and_changes_no_verdict(pytester, warm_checkout) -> None:
+    # a damaged restored CI cache: a file where the folder belongs
+    folder = pytester.path / ".pytest_cache" / "d" / "pytest-export-results"
+    shutil.rmtree(folder)
+    folder.write_text("not a folder")
+    result = pytester.runpytest_subprocess("--export-report=r.json")
+    assert result.ret == 0, result.stdout.str()
+    got = read(pytester.path / "r.json")
+    assert verdicts(got) == verdicts(warm_checkout) and from_cache(got) == set()
+    assert result.stdout.str().count("the result cache is off for this run") == 1
+    assert folder.read_text() == "not a folder"
+
+
 def test_an_edited_model_is_rechecked_in_full(pytester, warm_checkout) -> None:
     pytester.makepyfile(test_models=SUITE.replace("self.lin(x).relu()", "self.lin(x).tanh()"))
     assert from_cache(records(pytester)) == set()
