@@ -190,9 +190,16 @@ def test_root_range_is_solved_from_derived_floors():
     # torch guards the derived size d - 1 >= 2 (measured), so d starts at 3
     spec = ShapeSpec.from_export_spec(({0: d}, {0: d - 1}), (torch.ones(5), torch.ones(4)), None)
     assert spec.root_range("d") == (3, 10)
+    # the floor is on sizes: a root that is never a size itself starts at its declared min (size 2 here)
     phantom = Dim("p", min=1, max=8)
     spec = ShapeSpec.from_export_spec(({0: 2 * phantom},), (torch.ones(6),), None)
+    assert spec.root_range("p") == (1, 8)
+    # ... unless it is also a size somewhere: then that size's floor holds it at 2
+    spec = ShapeSpec.from_export_spec(({0: phantom}, {0: 2 * phantom}), (torch.ones(3), torch.ones(6)), None)
     assert spec.root_range("p") == (2, 8)
+    # torch's default min=0 says nothing: the root still starts at 1 (0 would be "no min given")
+    spec = ShapeSpec.from_export_spec(({0: Dim("q", max=8) + 2},), (torch.ones(6),), None)
+    assert spec.root_range("q") == (1, 8)
 
 
 def test_unsatisfiable_spec_names_the_dims():

@@ -28,9 +28,14 @@ class Generated:
 
 
 def oracle_valid(dim: Dim, uses: list[tuple[int, int]], value: int) -> bool:
-    """Valid per torch 2.14's rules: declared bounds, the root and every size it drives >= 2."""
+    """Valid per torch's rules: declared bounds, every size the root drives >= 2, the root >= 1.
+
+    The floor of 2 is on sizes: a root that is a size itself ((1, 0), or unused) starts at 2, one that
+    only drives derived sizes at its declared minimum (issue 50: torch may narrow it and reject that).
+    """
     hi = None if str(dim.max) == "int_oo" else int(dim.max)
-    return value >= max(dim.min, 2) and (hi is None or value <= hi) and all(k * value + c >= 2 for k, c in uses)
+    floor = 2 if not uses or (1, 0) in uses else 1
+    return value >= max(dim.min, floor) and (hi is None or value <= hi) and all(k * value + c >= 2 for k, c in uses)
 
 
 @st.composite

@@ -8,7 +8,10 @@ how out-of-spec draws express a changed static size or a broken relation.
 
 Size rules (measured on torch 2.14.1):
 - export specializes sizes 0 and 1, and guards derived sizes to be >= 2 (``d - 1`` with
-  ``d`` in [2, 10] is guarded ``d - 1 >= 2``), so valid draws start at 2. A ShapesSpec
+  ``d`` in [2, 10] is guarded ``d - 1 >= 2``), so valid draws start at size 2. The floor is
+  on sizes: a root that only drives derived sizes (``16*p``) is drawn from its declared
+  minimum (``p=1``, size 16) although torch narrows such a root to 2, because a program
+  that then rejects the promised size 16 fails the accept check (torch 2.15.0). A ShapesSpec
   dim is unbacked, so export keeps 1 in range and it may be drawn (``Root.keep01``);
   0 is never drawn (``Dim("b")`` defaults to min=0, so 0 is indistinguishable from
   "no min given").
@@ -241,9 +244,15 @@ class ShapeSpec:
     def _solve(self, name: str) -> tuple[int, int, str]:
         root = self.roots[name]
         floor = 1 if root.keep01 else SIZE_FLOOR
-        lo = max(root.min, floor)
+        axes = self.axes_of(name)
+        # The floor keeps sizes 0/1 out: it bounds the tensors' sizes, not the root. A root that only
+        # drives derived sizes (H = 16*p) is never a size itself, so its declared minimum is drawn
+        # (p=1, a 16-pixel image): torch may narrow it to 2 and reject that promised size, a guards
+        # failure, and a floor on the root hid it. Its value 0 stays out, like a size's: Dim's
+        # min=0 is torch's default, indistinguishable from "no min given".
+        lo = max(root.min, floor if not axes or any(not a.derived for a in axes) else 1)
         needs = []
-        for axis in self.axes_of(name):
+        for axis in axes:
             # torch guards every derived size >= 2 as well (measured: ``d - 1 >= 2``)
             axis_floor = SIZE_FLOOR if axis.derived else floor
             rlo, _ = root_bounds(axis.expr, name, axis_floor, None)
