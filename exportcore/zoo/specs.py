@@ -63,13 +63,45 @@ def build(entry: ZooEntry, max_params: int | None = None) -> ZooCase:
         with no_network(tried):
             case = builder(entry, max_params)
     except Exception as exc:
-        if not tried and not isinstance(exc, NetworkAttempt):
+        refusal = _refusal_behind(exc)
+        if refusal is None:
+            # Only a failure the refused connection caused is a download: a builder that swallowed the
+            # refusal and then failed otherwise has a real error, and it is the model's, shown as such.
+            if tried:
+                exc.add_note(f"(building it also tried to reach {tried[0]}, refused: zoo models are built "
+                             "offline; that attempt did not cause this error)")
             raise
-        # Libraries wrap the refusal (urllib's URLError, requests' ConnectionError): the attempt decides.
-        why = str(exc) if isinstance(exc, NetworkAttempt) else f"tried to reach {tried[0]}"
+        # Libraries wrap the refusal (urllib's URLError, requests' ConnectionError): name where it went.
+        why = str(exc) if exc is refusal else f"tried to reach {tried[0] if tried else refusal}"
         raise ZooSkip(f"{entry.zoo_id}: building it {why} (a download); zoo models are built offline with "
                       "random weights, so this one is skipped") from None
     return case
+
+
+def _refusal_behind(exc: BaseException) -> BaseException | None:
+    """Return the NetworkAttempt that caused ``exc`` (itself, or one it was raised from), else None.
+
+    Followed: ``raise ... from`` (``__cause__``), an exception a library keeps as its ``reason`` or
+    among its args (urllib's URLError, urllib3's MaxRetryError, requests' ConnectionError), and the
+    implicit context of an OSError, the family libraries translate a refused connection into inside
+    their handler. Not followed: the context of any other error, which was only raised while the
+    refusal was being handled (a builder that caught it and then failed on something else).
+    """
+    from exportcore.zoo.offline import NetworkAttempt
+
+    todo, seen = [exc], set()
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, NetworkAttempt):
+            return current
+        linked = [current.__cause__, getattr(current, "reason", None), *getattr(current, "args", ())]
+        if isinstance(current, OSError) and not current.__suppress_context__:
+            linked.append(current.__context__)
+        todo.extend(e for e in linked if isinstance(e, BaseException))
+    return None
 
 
 def _matches(entry: ZooEntry, kind: str, pattern: str) -> bool:
