@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from exportcore.held_generators import held_generators
+
 __all__ = ["ModelState"]
 
 _UNSET = object()
@@ -54,7 +56,7 @@ class ModelState:
     written: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: a forward wrote a parameter behind autograd's version counter (``p.data.add_``): copy every time
     untracked_writes: bool = False
-    #: torch.Generator objects the model holds (``self.gen``, nested, in a list) -> (generator, saved state)
+    #: torch.Generator objects the model reaches (``self.gen``, in a list, on a helper object) -> (generator, saved state)
     generators: dict[str, tuple[Any, Any]] = field(default_factory=dict)
 
     @classmethod
@@ -81,7 +83,7 @@ class ModelState:
         # as a buffer: eager advances it, and a program run after eager must start where eager did.
         # A program keeps its own copy (a lifted constant): snapshot while it still equals the model's.
         mine = {id(g) for g, _ in shared_with.generators.values()} if shared_with is not None else set()
-        for name, gen in _held_generators(model):
+        for name, gen in held_generators(model):
             if id(gen) not in mine:
                 state.generators.setdefault(name, (gen, gen.get_state()))
         known = shared_with.tensors if shared_with is not None else {}
@@ -214,22 +216,6 @@ class ModelState:
                     self.untracked_writes = True
                     break
         return self.untracked_writes
-
-
-def _held_generators(model: Any) -> list[tuple[str, Any]]:
-    """Return (name, generator) for each torch.Generator a module attribute holds, directly or in a list/tuple/dict."""
-    import torch
-
-    out = []
-    for owner, mod in model.named_modules(remove_duplicate=False):
-        for k, v in vars(mod).items():
-            name = f"{owner}.{k}" if owner else k
-            if isinstance(v, torch.Generator):
-                out.append((name, v))
-            elif not k.startswith("_") and isinstance(v, (list, tuple, dict)):
-                items = v.items() if isinstance(v, dict) else enumerate(v)
-                out.extend((f"{name}[{i!r}]", g) for i, g in items if isinstance(g, torch.Generator))
-    return out
 
 
 def _mark(tensor: Any) -> tuple[int, int]:
