@@ -94,30 +94,65 @@ def test_the_tutorial_failure_reads_as_the_tutorial_shows(pytester: pytest.Pytes
     assert_printed_in_order(expected, result.stdout.lines, "docs/tutorial.md")
 
 
+def _every_mode(code: str) -> str:
+    """Step 5: the test without ``modes=``."""
+    every = re.sub(r",\s*modes=\[[^\]]*\]", "", code)
+    assert every != code, "the tutorial's test names no modes= for step 5 to drop"
+    return every
+
+
 def test_the_tutorial_fix_and_gate_print_what_the_tutorial_shows(pytester: pytest.Pytester) -> None:
-    """Step 4's fix passes and shows the matrix; step 6's commands write a baseline, then gate the broken model."""
+    """The steps in order, as a reader runs them (the result cache on, as it is for a reader).
+
+    Step 4's fix passes and shows the matrix; step 5 drops ``modes=``; step 6's commands write a
+    report and a baseline, then gate the broken model in every mode.
+    """
     text = TUTORIAL.read_text()
     code = _code(text)
     assert BROKEN in code and f"`{FIXED}` instead of `{BROKEN.removeprefix('x.')}`" in text
     pytester.makepyfile(test_export=code.replace(BROKEN, FIXED))
-    commands = [line for line in _block(text, "**6. Write a report and gate on it**:", "bash").splitlines() if line]
-    write_reports, update, gate = (_pytest_args(c) for c in commands)
-
-    result = pytester.runpytest_subprocess(*write_reports, "-p", "no:cacheprovider")
+    result = pytester.runpytest_subprocess()
     result.assert_outcomes(passed=1)
     matrix = _shown(_block(text, "`x` expected failure, ...):"))
     assert_printed_in_order(matrix, result.stdout.lines, "docs/tutorial.md (step 4)")
+
+    pytester.makepyfile(test_export=_every_mode(code).replace(BROKEN, FIXED))
+    commands = [line for line in _block(text, "## 6. Write a report and gate on it\n\nThree commands:", "bash")
+                .splitlines() if line]
+    write_reports, update, gate = (_pytest_args(c) for c in commands)
+    result = pytester.runpytest_subprocess(*write_reports)
+    result.assert_outcomes(passed=3)
     assert (pytester.path / "reports" / "export.html").is_file()
 
-    result = pytester.runpytest_subprocess(*update, "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1)
+    result = pytester.runpytest_subprocess(*update)
+    result.assert_outcomes(passed=3)
     assert result.ret == 0
+    said = re.search(r"The second run prints `(reused: [^`]*?)\.\.\.`", text)
+    assert said is not None, "step 6 does not quote the second run's reused: line"
+    assert_printed_in_order([said.group(1).rstrip() + "..."], result.stdout.lines, "docs/tutorial.md (step 6)")
 
-    pytester.makepyfile(test_export=code)  # someone reintroduces reshape(4, -1)
-    result = pytester.runpytest_subprocess(*gate, "-p", "no:cacheprovider")
+    pytester.makepyfile(test_export=_every_mode(code))  # someone reintroduces reshape(4, -1)
+    result = pytester.runpytest_subprocess(*gate)
     assert result.ret == 1
-    shown = _block(text, "the session would end with exit status 1 and:")
-    assert_printed_in_order(_shown(shown), result.stdout.lines, "docs/tutorial.md (step 6)")
+    shown = _shown(_block(text, "the session\nends with exit status 1 and:"))
+    assert_printed_in_order(shown, result.stdout.lines, "docs/tutorial.md (step 6)")
+    assert sum(line.lstrip().startswith("REGRESSION") for line in result.stdout.lines) == sum(
+        line.lstrip().startswith("REGRESSION") for line in shown)
+
+
+def test_the_tutorials_expect_step_has_a_model_that_shows_it(pytester: pytest.Pytester) -> None:
+    """Step 5 names an example whose strict mode is pinned with ``expect=``: it runs as the page says."""
+    text = TUTORIAL.read_text()
+    named = re.search(r"A model to try `expect=` on is\s+`(examples/[\w/]+\.py)`", text)
+    assert named is not None, "step 5 names no example to try expect= on"
+    example = ROOT / named.group(1)
+    pytester.makepyfile(**{example.stem: example.read_text()})
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rx")
+    result.assert_outcomes(passed=2, xfailed=1)
+    result.stdout.fnmatch_lines(["XFAIL *[[]strict[]]*"])
+    pytester.makepyfile(**{example.stem: re.sub(r"expect=\{.*?\n    \},\n", "", example.read_text(), flags=re.S)})
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
 
 
 def test_the_readme_example_prints_what_the_readme_shows(pytester: pytest.Pytester) -> None:
