@@ -198,15 +198,37 @@ def test_auto_dim_accepts_sizes_0_and_1_is_a_finding_and_can_be_an_error():
     assert err.status == "failed"
 
 
+class UnreadBuffer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.full((3,), 2.0))
+        self.register_buffer("calibration", torch.ones(3))  # kept for a later step; forward never reads it
+
+    def forward(self, x):
+        return x * self.scale
+
+
 def test_strict_reports_unused_buffer_dropped_from_module():
+    x = torch.randn(2, 3)
+    out = check(UnreadBuffer(), (x,), mode="strict", examples=0)
+    missing = [f for f in out.findings if f.kind == "state_missing"]
+    exported = torch.export.export(UnreadBuffer().eval(), (x,), strict=True).module()
+    if "calibration" in dict(exported.named_buffers()):
+        assert not missing  # a torch that keeps every buffer in strict exports: nothing to report
+    else:
+        assert missing and "calibration" in missing[0].message
+
+
+def test_an_eval_batchnorms_dropped_counters_are_a_note_not_a_finding():
+    # torchvision's resnet18 has 20: an eval-mode BatchNorm never reads num_batches_tracked
     x = torch.randn(2, 3, 8, 8)
     out = check(ConvBNDrop(), (x,), mode="strict", examples=0)
-    missing = [f for f in out.findings if f.kind == "state_missing"]
+    assert out.status == "passed" and "state_missing" not in [f.kind for f in out.findings]
     exported = torch.export.export(ConvBNDrop().eval(), (x,), strict=True).module()
-    if any(name.endswith("num_batches_tracked") for name, _ in exported.named_buffers()):
-        assert not missing  # torch 2.6 keeps the buffer in strict exports: nothing to report
-    else:
-        assert missing and "num_batches_tracked" in missing[0].message
+    dropped = not any(name.endswith("num_batches_tracked") for name, _ in exported.named_buffers())
+    assert any("num_batches_tracked counter of 1 BatchNorm layer" in n for n in out.notes) == dropped
+    training = check(ConvBNDrop(), (x,), mode="training", examples=0)
+    assert training.status == "passed" and "state_missing" not in [f.kind for f in training.findings]
 
 
 def test_eager_failure_is_an_error_not_an_export_failure():
