@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from exportcore.zoo.common import DEFAULT_MAX_PARAMS, ZooCase, ZooEntry, ZooSkip, ZooSpecError
 from exportcore.zoo.offline import NetworkAttempt, no_network
-from exportcore.zoo.specs import KINDS, build, expand, parse_spec
+from exportcore.zoo.specs import KINDS, PACKAGES, build, expand, package_versions, parse_spec
 
 __all__ = [
     "DEFAULT_MAX_PARAMS", "KINDS", "NetworkAttempt", "ZooCase", "ZooEntry", "ZooSkip", "ZooSpecError",
-    "build", "expand", "no_network", "parse_spec",
+    "PACKAGES", "build", "expand", "no_network", "package_versions", "parse_spec",
 ]

@@ -45,9 +45,14 @@ def check_budget(entry: ZooEntry, params: int | None, max_params: int | None,
         except Exception:  # noqa: BLE001 - a builder that cannot run on meta is counted once built
             params = None
     if params is not None and max_params is not None and params > max_params:
-        raise ZooSkip(f"{entry.zoo_id}: {params / 1e6:.1f}M parameters, over the budget of "
-                      f"{max_params / 1e6:.1f}M (--export-model-max-params)")
+        raise ZooSkip(f"{entry.zoo_id}: {_amount(params)} parameters, over the budget of "
+                      f"{_amount(max_params)} (--export-model-max-params)")
     return params
+
+
+def _amount(count: int) -> str:
+    # millions where that reads well; a small budget (a test's 1E1) is not "0.0M"
+    return f"{count / 1e6:.1f}M" if count >= 100_000 else str(count)
 
 
 @contextlib.contextmanager

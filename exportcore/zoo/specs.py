@@ -9,9 +9,11 @@ from typing import Callable, Iterable
 
 from exportcore.zoo.common import ZooCase, ZooEntry, ZooSkip, ZooSpecError
 
-__all__ = ["KINDS", "build", "expand", "parse_spec"]
+__all__ = ["KINDS", "PACKAGES", "build", "expand", "package_versions", "parse_spec"]
 
 KINDS = ("torchvision", "timm", "hf")
+#: The distribution each kind builds its models with: its version is part of what a zoo result means.
+PACKAGES = {"torchvision": "torchvision", "timm": "timm", "hf": "transformers"}
 
 
 def parse_spec(text: str) -> tuple[str, str, bool]:
@@ -102,6 +104,25 @@ def _refusal_behind(exc: BaseException) -> BaseException | None:
             linked.append(current.__context__)
         todo.extend(e for e in linked if isinstance(e, BaseException))
     return None
+
+
+def package_versions(specs: Iterable[str]) -> dict[str, str]:
+    """Return distribution -> installed version of the zoo libraries the specs build models with.
+
+    Read from the installed metadata, so no zoo package is imported for it; "not installed" where
+    missing. A table that does not say which timm built its models cannot be reproduced.
+    """
+    from importlib import metadata
+
+    kinds = {parse_spec(s)[0] for s in specs if not parse_spec(s)[2]}
+    out = {}
+    for kind in KINDS:
+        if kind in kinds:
+            try:
+                out[PACKAGES[kind]] = metadata.version(PACKAGES[kind])
+            except metadata.PackageNotFoundError:
+                out[PACKAGES[kind]] = "not installed"
+    return out
 
 
 def _matches(entry: ZooEntry, kind: str, pattern: str) -> bool:

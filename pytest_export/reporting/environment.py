@@ -47,6 +47,7 @@ def environment(config: pytest.Config, records: list[Record], duration: float) -
     seed = getattr(options, "seed", None)
     if seed is None:
         seed = config.getoption("hypothesis_seed", default=None)
+    zoo = _zoo_packages(config)
     return {
         "torch": torch_version,
         "python": platform.python_version(),
@@ -61,4 +62,17 @@ def environment(config: pytest.Config, records: list[Record], duration: float) -
         "duration_s": round(duration, 2),
         "rootdir": str(config.rootpath),  # where `python -m pytest_export explain` re-runs a case
         "exportdb_docs": exportdb_docs(config.rootpath),  # failures link to their ExportDB case when built
+        **({"zoo_packages": zoo} if zoo else {}),
     }
+
+
+def _zoo_packages(config: pytest.Config) -> dict[str, str]:
+    """The versions of timm / transformers / torchvision that built the --export-model cases (none without)."""
+    from pytest_export.zoo.options import ZOO_OPTIONS
+
+    zoo = config.stash.get(ZOO_OPTIONS, None)
+    if zoo is None or not zoo.specs:
+        return {}
+    from exportcore.zoo import package_versions
+
+    return package_versions(zoo.specs)

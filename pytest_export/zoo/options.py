@@ -5,6 +5,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -71,10 +72,20 @@ def resolve(config: pytest.Config) -> ZooOptions:
     return ZooOptions(specs, max_params, tuple(rules))
 
 
+#: Counts above this are clamped: no model has that many parameters, and a count such as 1e400 (inf as a
+#: float, an INTERNALERROR once) or 1e999999999 (a billion-digit int) must not cost anything to hold.
+_MOST_PARAMS = 10**18
+
+
 def _count(raw: str) -> int:
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([kKmMbBgG]?)\s*", raw)
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE]\+?[0-9]+)?)\s*([kKmMbBgG]?)\s*", raw)
     if not match:
-        raise pytest.UsageError(f"--export-model-max-params must be a parameter count such as 25M, 1.5B or "
+        raise pytest.UsageError(f"--export-model-max-params must be a parameter count such as 25M, 1.5B, 1e6 or "
                                 f"25000000, got {raw!r}")
     scale = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "g": 10**9}[match.group(2).lower()]
-    return int(float(match.group(1)) * scale)
+    # Decimal, not float: exact for 1.5B, and "1e400" stays a number (float makes it inf, int(inf) raises)
+    number = Decimal(match.group(1))
+    if number.adjusted() > 18:  # before any arithmetic: 1e999999999 * 10**6 overflows Decimal's context
+        return _MOST_PARAMS
+    value = number * scale
+    return _MOST_PARAMS if value > _MOST_PARAMS else int(value)
