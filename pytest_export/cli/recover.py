@@ -17,7 +17,11 @@ from typing import Any
 from pytest_export.rendering.formats import write_report
 from pytest_export.results.journal import journal_path, read_journal, recover, session_alive
 
-__all__ = ["add_parser", "recover_to", "run"]
+__all__ = ["WATCH_DONE", "add_parser", "recover_to", "run"]
+
+#: What a session writes to its watcher's stdin before closing it when it ends alive (its reports
+#: written, or left to the next session): without it the end of the watcher's stdin is the session dying.
+WATCH_DONE = b"done\n"
 
 
 def add_parser(sub: Any) -> None:
@@ -69,15 +73,34 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _watch(parent: int) -> None:
-    """Return once the pytest session ``parent`` ends (it closes our stdin, or dies)."""
+    """Return once the pytest session ``parent`` is over: it said so on our stdin (WATCH_DONE), or it died.
+
+    Its death is the kernel reparenting us, not the end of our stdin: a dying process's files are
+    closed one after the other, so the pipe may end while its journal is still locked (the session
+    would read as running, and its report would never be written); by the time its children are
+    reparented every file of it is closed. A zombie its parent has not reaped yet is dead to
+    session_alive (results.liveness).
+    """
     import select
     import signal
+    import time
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the session's to handle (it writes the reports)
+    said: bytes | None = b""
     while os.getppid() == parent:
+        if said is None:  # our stdin ended unsaid: the session is dying
+            time.sleep(0.05)
+            continue
         ready, _, _ = select.select([sys.stdin], [], [], 0.5)
-        if ready and not os.read(sys.stdin.fileno(), 4096):
+        if not ready:
+            continue
+        data = os.read(sys.stdin.fileno(), 4096)
+        if data:
+            said += data
+        elif WATCH_DONE in said:
             return
+        else:
+            said = None
 
 
 def recover_to(journal: str | os.PathLike[str], report_path: str | os.PathLike[str], reason: str = "",

@@ -25,11 +25,12 @@ from typing import Any, Callable, Generator
 
 import pytest
 
-from pytest_export.cli.recover import recover_to
+from pytest_export.cli.recover import WATCH_DONE, recover_to
 from pytest_export.marker import item_case_id
 from pytest_export.rendering.formats import write_report
 from pytest_export.results.journal import (Journal, JournalBusy, JournalVersionError, journal_path, lost_records,
                                            read_journal, recover, session_alive)
+from pytest_export.results.liveness import start_time
 from pytest_export.results.records import Record
 from pytest_export.session_state import distributed
 
@@ -96,9 +97,11 @@ class JournalPlugin:
         self.recovered = [line for path, shown in reports if (line := recover_stale(path, shown))]
         self.pid = os.getpid()
         self.journals = []
+        # The pid with its start time: a pid outlives its process (a zombie, a number reused).
+        owner = {"pid": self.pid, "pid_started": start_time(self.pid)}
         for path, shown in reports:
             try:
-                self.journals.append(Journal(journal_path(path), {**header, "pid": self.pid, "report": str(path)}))
+                self.journals.append(Journal(journal_path(path), {**header, **owner, "report": str(path)}))
             except JournalBusy:
                 raise pytest.UsageError(
                     f"--export-report {shown}: another running pytest session writes this report (its journal "
@@ -188,7 +191,12 @@ class JournalPlugin:
         if watcher is None:
             return
         if watcher.stdin is not None:
-            watcher.stdin.close()  # EOF: the watcher finds the journals closed and exits
+            # The word, then EOF: the watcher finds the journals closed and exits (EOF alone is a death).
+            try:
+                watcher.stdin.write(WATCH_DONE)
+                watcher.stdin.close()
+            except OSError:
+                pass  # the watcher is gone already
         try:
             watcher.wait(timeout=30)
         except subprocess.TimeoutExpired:

@@ -39,6 +39,7 @@ from typing import Any
 
 from exportcore.failures import worker_crashed
 from exportcore.outcome import Outcome
+from pytest_export.results.liveness import running
 from pytest_export.results.records import Record, record_key
 from pytest_export.results.report import Report
 
@@ -230,10 +231,14 @@ def session_alive(path: str | os.PathLike[str], header: dict[str, Any]) -> int |
 
     A journal its session locked (header ``lock``) is live while the lock is held; a pid alone
     may belong to an unrelated process by now. A lock still held after the session's pid died is
-    held by a process it forked (a DataLoader worker) that outlived it: the session is gone.
+    held by a process it forked (a DataLoader worker) that outlived it: the session is gone. "Died"
+    is the pid, its start time (header ``pid_started``) and its state (results.liveness): a zombie
+    its parent has not reaped yet is dead.
     """
     pid = header.get("pid")
-    alive = isinstance(pid, int) and pid != os.getpid() and _pid_alive(pid)
+    started = header.get("pid_started")
+    started = started if isinstance(started, int) else None
+    alive = isinstance(pid, int) and pid != os.getpid() and running(pid, started)
     if header.get("lock") == "flock" and fcntl is not None and not _lock_held(path):
         return None
     return pid if alive else None
@@ -253,16 +258,6 @@ def _lock_held(path: str | os.PathLike[str]) -> bool:
     finally:
         os.close(fd)  # drops the shared lock if it was taken
     return False
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # someone else's process
-    return True
 
 
 def signal_reason(returncode: int) -> str:
