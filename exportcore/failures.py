@@ -73,6 +73,9 @@ def input_factory_error(message: str, *, strategy: bool) -> Failure:
     if "eager rejects" in message:
         hint = ("build inputs the model accepts, like the examples: their dtypes, value ranges (token ids below the"
                 " vocabulary size) and keywords")
+    elif "NaN/inf" in message:
+        hint = ("build inputs with finite values in the examples' value domain, on which eager's outputs are finite:"
+                " an all-NaN input makes any program that also returns NaN compare equal to eager")
     elif strategy:
         hint = "an inputs= strategy must draw (args, kwargs) inside the declared dynamic_shapes"
     else:

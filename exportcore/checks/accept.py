@@ -11,6 +11,7 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING, Any
 
+from exportcore.checks.nonfinite import NOT_COUNTED, blame_factory, nothing_to_compare
 from exportcore.checks.table import add_row, quiet_cell
 from exportcore.failures import input_factory_error
 from exportcore.outcome import Failure
@@ -39,6 +40,7 @@ def run(ctx: Run) -> None:
     values = "numerics" in ctx.checks
     comparable = not any(side.stateful for side in under_test)
     found: dict[str, tuple[Side, Failure | None]] = {}  # a probe's message -> the side and Failure it stands for
+    not_counted = [0]  # shapes whose eager outputs are all NaN/inf: discarded, yet eager took them
 
     def probe(args: tuple, kwargs: dict) -> Any:
         if ctx.device != "cpu":  # a user's inputs= factory builds CPU tensors
@@ -53,11 +55,21 @@ def run(ctx: Run) -> None:
                 return Probe("fail", blame, stage="input")
             text = str(exc).strip().splitlines()
             return Probe("discard", f"{type(exc).__name__}: {text[0][:200]}" if text else type(exc).__name__)
+        vacuous = values and comparable and nothing_to_compare(reference.outputs)
+        if vacuous:
+            blame = blame_factory(ctx, args, kwargs)
+            if blame:
+                return Probe("fail", blame, stage="input")
         cells: dict[str, str] = {}
         try:
-            return judge(ctx, under_test, args, kwargs, reference, cells, found, values, comparable)
+            verdict = judge(ctx, under_test, args, kwargs, reference, cells, found, values, comparable)
         finally:
             add_row(ctx, args, kwargs, "in range", cells)
+        # still run: a program that refuses or crashes on the shape is wrong whatever eager answered
+        if vacuous and verdict.status == "ok":
+            not_counted[0] += 1
+            return Probe("discard", NOT_COUNTED)
+        return verdict
 
     with ctx.clock.stage("run"):
         result = explore(
@@ -67,8 +79,10 @@ def run(ctx: Run) -> None:
     prepare(ctx)
     ctx.outcome.examples = result.stats
     ctx.outcome.notes.extend(result.notes)
+    if not_counted[0]:
+        _not_counted(ctx, result, not_counted[0])
     if result.failure is None and result.stats.accepted == 0 and (ctx.spec.roots or ctx.inputs is not None):
-        _nothing_checked(ctx, result)
+        _nothing_checked(ctx, result, not_counted[0])
     if result.failure is not None and result.failure.stage == "input":
         _factory_failed(ctx, result)
     if result.failure is not None:
@@ -149,14 +163,26 @@ def _blame_user_inputs(ctx: Run, args: tuple, kwargs: dict, error: BaseException
     return rejected_message(who, drawn, error, differences(args, kwargs, ctx.args, ctx.kwargs))
 
 
-def _nothing_checked(ctx: Run, result: ExploreResult) -> None:
+def _not_counted(ctx: Run, result: ExploreResult, count: int) -> None:
+    """Say how many drawn shapes eager answered with NaN/inf only; explore counted them as eager's rejections."""
+    stats = result.stats
+    if stats.note and (stats.discarded - count) * 2 <= stats.tried:
+        stats.note = ""  # "rejected by the eager model": it was not
+    ctx.outcome.notes.append(f"{count} drawn shape{'s' if count > 1 else ''} not counted as checked: {NOT_COUNTED}")
+
+
+def _nothing_checked(ctx: Run, result: ExploreResult, not_counted: int = 0) -> None:
     """A pass that ran no drawn shape at all must not read as a plain pass: say why, as a finding."""
     stats = result.stats
     total = stats.tried + stats.skipped
     why = []
-    if stats.discarded:
-        first = f" (first: {result.first_discard})" if result.first_discard else ""
-        why.append(f"eager rejected {stats.discarded}{first}")
+    rejected = stats.discarded - not_counted
+    if rejected:
+        first = f" (first: {result.first_discard})" if result.first_discard and result.first_discard != NOT_COUNTED \
+            else ""
+        why.append(f"eager rejected {rejected}{first}")
+    if not_counted:
+        why.append(f"eager's outputs were entirely NaN/inf at {not_counted}")
     if stats.skipped:
         why.append(f"{stats.skipped} could not be built at their shapes (see notes)")
     if not why:
