@@ -1,9 +1,14 @@
 """Generate docs/zoo.md, the published exportability table, from the committed shard reports.
 
-    python tools/zoo_table.py docs/zoo/shard-*.json docs/zoo/extra-*.json > docs/zoo.md
+    python tools/zoo_table.py docs/zoo/shard-*.json docs/zoo/extra-*.json docs/zoo/rerun-*.json > docs/zoo.md
 
 ``--slim-to DIR`` first writes each report to DIR without the exported graphs' code (40 KB a result; the
 op counts stay), which is how the committed shard reports were made from the runs' own.
+
+A later run's record of a (model, mode) replaces an earlier one (reports ordered by their start): a rerun
+after a fix is committed as its own report (docs/zoo/rerun-DATE.json) and named in the header, with the
+zoo library versions each report recorded. docs/zoo/notes.txt holds header lines a report cannot say (why
+a rerun was made), one bullet per line.
 
 The shard reports come from the recipe in docs/zoo/zoo.ini (one pytest run per shard). A shard stopped
 at a deadline (SIGTERM: its report is written from the journal, marked incomplete) records the case it
@@ -45,27 +50,66 @@ def main(argv: list[str] | None = None) -> int:
     if args.slim_to is not None:
         args.reports = [_slim(path, args.slim_to) for path in args.reports]
     records: dict[tuple[str, str], Record] = {}
+    source: dict[tuple[str, str], str] = {}  # (case, mode) -> the report its row comes from
     envs, incomplete, stops = [], [], set()
-    for path in sorted(args.reports):
-        report = load_report(path)
+    loaded = [(path, load_report(path)) for path in sorted(args.reports)]
+    started = {path.name: str((report.get("environment") or {}).get("started", "")) for path, report in loaded}
+    for path, report in loaded:
+        for record in report["records"]:
+            key = (record.case, record.mode)
+            if _stopped(record, str(report.get("stop_reason") or "")):
+                stops.add(record.case)
+            elif key not in records or started[path.name] > started[source[key]]:
+                # a later run of the same (model, mode), a rerun after a fix, is the row (in the first's place)
+                records[key] = record
+                source[key] = path.name
+    for path, report in loaded:
         env = dict(report.get("environment") or {})
         if not str(env.get("torch", "")).startswith(tuple("0123456789")):  # a report recovered from its journal
             env["torch"] = next((r.outcome.torch_version for r in report["records"]
                                  if r.outcome is not None and r.outcome.torch_version), "?")
+        env["report"] = path.name
         envs.append(env)
         if not report.get("complete", True):
             incomplete.append(path.name)
-        for record in report["records"]:
-            if _stopped(record, str(report.get("stop_reason") or "")):
-                stops.add(record.case)
-            else:
-                records.setdefault((record.case, record.mode), record)
     stopped = sorted(stops)
     kept = [r for r in records.values() if r.case not in stops and family_of(r.case)]
     # The oldest torch's run of one family, compared by `python -m pytest_export diff`, sits next to the reports.
     older = sorted(args.reports[0].parent.glob("*-diff.md"))
-    print(_page(kept, envs, stopped, incomplete, [p.name for p in sorted(args.reports)], older))
+    notes_file = args.reports[0].parent / "notes.txt"
+    notes = notes_file.read_text(encoding="utf-8").splitlines() if notes_file.exists() else []
+    header = _reruns(loaded, source, envs) + _libraries(envs) + [n for n in notes if n.strip()]
+    print(_page(kept, envs, stopped, incomplete, [p.name for p, _ in loaded if p.name.startswith(("shard-", "extra-"))],
+                older, header))
     return 0
+
+
+def _reruns(loaded: list, source: dict[tuple[str, str], str], envs: list[dict]) -> list[str]:
+    """A header line per report whose records replaced an earlier run's: which models, when, on which torch."""
+    lines = []
+    for (path, report), env in zip(loaded, envs):
+        cases = sorted({r.case for r in report["records"] if source.get((r.case, r.mode)) == path.name})
+        if not path.name.startswith("rerun-") or not cases:
+            continue
+        modes = len({(r.case, r.mode) for r in report["records"]})
+        lines.append(f"- rerun {str(env.get('started', '?'))[:10]} (`docs/zoo/{path.name}`, same settings, torch "
+                     f"{env.get('torch', '?')}): " + ", ".join(f"`{c[4:]}`" for c in cases)
+                     + f" ({modes} results); their rows are from that run")
+    return lines
+
+
+def _libraries(envs: list[dict]) -> list[str]:
+    """The zoo library versions each report recorded; the reports made before they were recorded, named."""
+    known = [(e["report"], e["zoo_packages"]) for e in envs if e.get("zoo_packages")]
+    unknown = [e["report"] for e in envs if not e.get("zoo_packages")]
+    if not known and not unknown:
+        return []
+    said = "; ".join(f"`{name}`: " + ", ".join(f"{k} {v}" for k, v in sorted(versions.items()))
+                     for name, versions in known)
+    line = f"- zoo libraries that built the models: {said or 'not recorded'}"
+    if unknown and known:
+        line += f"; not recorded by {', '.join(f'`{n}`' for n in unknown)} (run before reports recorded them)"
+    return [line]
 
 
 def _slim(path: Path, folder: Path) -> Path:
@@ -81,7 +125,7 @@ def _slim(path: Path, folder: Path) -> Path:
 
 
 def _page(records: list[Record], envs: list[dict], stopped: list[str], incomplete: list[str],
-          names: list[str], older: list[Path] = ()) -> str:
+          names: list[str], older: list[Path] = (), header: list[str] = ()) -> str:
     env = envs[0] if envs else {}
     started = sorted(e.get("started", "") for e in envs if e.get("started"))
     cases = sorted({r.case for r in records})
@@ -90,8 +134,8 @@ def _page(records: list[Record], envs: list[dict], stopped: list[str], incomplet
     lines = [
         "# The zoo table: which models export, in which mode, on this torch",
         "",
-        "Generated by `python tools/zoo_table.py docs/zoo/shard-*.json docs/zoo/extra-*.json > docs/zoo.md` from the",
-        "shard reports in `docs/zoo/`, produced by the recipes in `docs/zoo/zoo.ini` (3 shards) and",
+        "Generated by `python tools/zoo_table.py docs/zoo/shard-*.json docs/zoo/extra-*.json docs/zoo/rerun-*.json >",
+        "docs/zoo.md` from the shard reports in `docs/zoo/`, produced by the recipes in `docs/zoo/zoo.ini` (3 shards) and",
         "`docs/zoo/zoo-extra.ini` (2 shards: models added after the first list reached 119 within the budget); no",
         "test code: the models are `--export-model` specs.",
         "",
@@ -101,6 +145,7 @@ def _page(records: list[Record], envs: list[dict], stopped: list[str], incomplet
         " one torch thread",
         "- settings: `--export-examples=1` (the bounds of every dynamic dim plus one drawn shape per case and mode),"
         " `--export-timeout=300`, `--export-model-max-params=30M` (larger models are skipped, counted apart)",
+        *header,
         f"- **{len(checked)} distinct models checked** (of {len(cases)} reached; the rest skipped, reasons below)",
     ]
     for diff in older:  # e.g. docs/zoo/torchvision-2.6-diff.md: its first line is its title
