@@ -13,4 +13,4 @@ def test_pyargs_run_with_xdist(pytester: pytest.Pytester) -> None:
         "-k", "test_if_on_tensor_value or test_cond_on_tensor_value or test_lock_context_manager",
     )
     result.assert_outcomes(passed=5, xfailed=4)
-    result.stdout.fnmatch_lines(["*verdicts: 5 passed, 4 xfailed*"])
+    result.stdout.fnmatch_lines(["*results: 5 passed, 4 xfailed*"])

@@ -19,7 +19,7 @@ def test_summary_matrix_and_failures():
     md = render_markdown(build_report(sample_records()))
     lines = md.splitlines()
     assert lines[0] == "## pytest-export"
-    assert "**7 results** (3 cases × 3 modes): 4 passed, 1 failed, 1 xfailed, 1 error" in md
+    assert "**7 results** (3 cases in 3 modes): 4 passed, 1 failed, 1 xfailed, 1 error" in md
     assert "| case | strict | non\\_strict | training |" in lines
     assert "| `tests/test_a.py::test_branch` | ❌ failed · capture | ➖ xfailed · capture | — |" in lines
     assert "| `tests/test_a.py::test_mlp` | ✅ passed | ✅ passed | ✅ passed |" in lines

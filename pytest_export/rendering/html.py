@@ -15,6 +15,7 @@ from exportcore.outcome import Failure, Outcome
 from pytest_export.rendering.failure_text import exportdb_page
 from pytest_export.results.records import Record, failure_of, ordered_modes
 from pytest_export.results.report import Report, summarize
+from pytest_export.rendering.counts import row_label
 from pytest_export.rendering.charts import categories_chart, ops_chart, stage_sorted, stage_table
 from pytest_export.rendering.findings import finding_rows, findings_badge, findings_section, unchecked
 from pytest_export.rendering.overview import anchors as _anchors, cap, cards, gate_banner, header, record_anchor
@@ -138,7 +139,7 @@ def _matrix(views: list[dict[str, Any]]) -> dict[str, Any]:
     cells: dict[str, dict[str, tuple[dict[str, Any], int]]] = {}
     for v in views:
         r: Record = v["r"]
-        row = cells.setdefault(r.case, {})
+        row = cells.setdefault(row_label(r.case, r.test, r.source), {})
         prev = row.get(r.mode)
         # One cell per (case, mode): the worst of its records, with how many there are.
         if prev is None or (prev[0]["r"].verdict in EXPORTABLE and r.verdict not in EXPORTABLE):
@@ -182,7 +183,7 @@ def render_html(report: Report) -> str:
         v["body"] = _body(v["r"], v["anchor"], page)
     page_html = render_page(
         "report.html.j2",
-        title=f"pytest-export: {summary.get('verdicts', {}).get('passed', 0)}/{summary.get('total', 0)} passed",
+        title=f"pytest-export: {summary.get('verdicts', {}).get('passed', 0)} of {summary.get('total', 0)} results passed",
         header=header(report), cards=cards(summary, len(finding_rows(records))), gate=gate_banner(report.gate),
         bad=bad, matrix=_matrix(views), findings=findings_section(records, anchors),
         runtimes=runtimes_section(runtime_tables(records)),

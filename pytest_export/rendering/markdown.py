@@ -14,6 +14,7 @@ from pytest_export.results.report import Report, summarize
 from pytest_export.results.schema import GateDoc
 from pytest_export.rendering.findings import findings_markdown, unchecked
 from pytest_export.rendering.runtimes import runtime_tables, runtimes_markdown
+from pytest_export.rendering.counts import columns_phrase, row_label
 from pytest_export.rendering.style import MODE_ORDER, PROBLEMS, VERDICT_MARK
 from pytest_export.results.sanitize import shown_text
 from pytest_export.rendering.story import explanation_markdown
@@ -59,8 +60,7 @@ def _summary_line(report: Report) -> str:
     ran = sum(n for v, n in verdicts.items() if v != "skipped")
     rate = f"**{100 * verdicts.get('passed', 0) / ran:.0f}% pass** ({verdicts.get('passed', 0)} of {ran} run; " \
         "skips not counted) · " if ran else ""
-    line = (f"{rate}**{s.get('total', 0)} results** ({s.get('cases', 0)} cases × {len(s.get('modes', []))} modes): "
-            f"{counts}")
+    line = f"{rate}**{s.get('total', 0)} results** ({columns_phrase(s.get('cases', 0), s.get('modes', []))}): {counts}"
     if not report.complete:
         line += f"  \n⚠️ **Incomplete run**: {_text(report.stop_reason or 'the session was interrupted')}"
     return line
@@ -90,7 +90,7 @@ def _matrix(records: list[Record]) -> list[str]:
     modes = ordered_modes((r.mode for r in records), MODE_ORDER)
     grid: dict[str, dict[str, list[Record]]] = {}
     for r in records:
-        grid.setdefault(r.case, {}).setdefault(r.mode, []).append(r)
+        grid.setdefault(row_label(r.case, r.test, r.source), {}).setdefault(r.mode, []).append(r)
     cases = sorted(grid, key=lambda c: (all(worst(v).verdict == "passed" for v in grid[c].values()), c))
     out = ["| case | " + " | ".join(_text(m) for m in modes) + " |", "|---|" + "---|" * len(modes)]
     for case in cases[:MAX_ROWS]:

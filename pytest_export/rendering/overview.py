@@ -9,9 +9,10 @@ import hashlib
 import json
 from typing import Any
 
-from pytest_export.results.records import Record, record_key
+from pytest_export.results.records import Record, ordered_modes, record_key
 from pytest_export.results.report import Report
 from pytest_export.results.schema import GateDoc, GateEntry
+from pytest_export.rendering.counts import COLUMN_ORDER, columns_phrase, is_target
 from pytest_export.rendering.style import PROBLEMS
 
 __all__ = ["anchors", "cap", "cards", "gate_banner", "header", "record_anchor"]
@@ -50,6 +51,13 @@ def header(report: Report) -> dict[str, Any]:
     for name, value in report.environment.items():
         if value is None:
             continue
+        if name == "modes" and isinstance(value, list):
+            # the report's "modes" are its columns; a reader calls the runtimes targets, as the cards do
+            ordered = ordered_modes(value, COLUMN_ORDER)
+            env += [(label, ", ".join(found)) for label, found in (
+                ("modes", [c for c in ordered if not is_target(c)]), ("targets", [c for c in ordered if is_target(c)]))
+                if found]
+            continue
         if name == "merged_from" and isinstance(value, list):
             value = f"{len(value)} reports: " + ", ".join(str(v.get("source", "?")) for v in value)
         elif isinstance(value, (list, dict)):
@@ -64,8 +72,8 @@ def cards(summary: dict[str, Any], findings: int) -> list[tuple[str, Any, str, s
     v = summary.get("verdicts", {})
     problems = sum(v.get(k, 0) for k in PROBLEMS)
     out = [
-        ("total", summary.get("total", 0),
-         f"{summary.get('cases', 0)} cases × {len(summary.get('modes', []))} modes", ""),
+        ("results", summary.get("total", 0), "from " + columns_phrase(summary.get("cases", 0),
+                                                                    summary.get("modes", [])), ""),
         ("passed", v.get("passed", 0), "exported and behaved like eager", "v-passed"),
         ("failing", problems, "failed, error, timeout, crashed, xpassed", "v-failed" if problems else ""),
         ("expected failures", v.get("xfailed", 0), "xfailed as declared", "v-xfailed"),

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from exportcore.modes import MODES
 from pytest_export.results.records import EXPORTABLE
+from pytest_export.rendering.counts import COLUMN_ORDER
 from pytest_export.results.sanitize import shown_text
 
 __all__ = ["EXPORTABLE", "MODE_ORDER", "PROBLEMS", "VERDICT_LABEL", "VERDICT_MARK", "render_page"]
@@ -17,8 +17,8 @@ __all__ = ["EXPORTABLE", "MODE_ORDER", "PROBLEMS", "VERDICT_LABEL", "VERDICT_MAR
 #: Verdicts shown as failures (xfailed is expected and listed separately).
 PROBLEMS = ("failed", "error", "timeout", "crashed", "xpassed")
 
-#: Columns of the matrix in this order; other modes follow alphabetically.
-MODE_ORDER = MODES  # report columns follow the one place mode names are spelled out
+#: Columns of the matrix in this order (modes, then targets); others follow alphabetically.
+MODE_ORDER = COLUMN_ORDER
 
 #: Cell text: the verdict is always written out, color only reinforces it.
 VERDICT_LABEL = {

@@ -1,4 +1,4 @@
-"""The terminal summary: a cases x modes matrix, failure categories, findings, the slowest exports on request.
+"""The terminal summary: a matrix of cases by modes and targets, failure categories, findings, the slowest exports on request.
 
 Pure computation over records (pytest_export.results.records); returns lines to print.
 """
@@ -9,6 +9,7 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 from pytest_export.results.records import Record, failure_of, ordered_modes
+from pytest_export.rendering.counts import COLUMN_ORDER, columns_phrase, row_label
 from pytest_export.rendering.findings import unchecked
 
 __all__ = ["MARKS", "summary_lines"]
@@ -42,10 +43,11 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
     records = list(records)
     if not records:
         return []
-    modes = ordered_modes((r.mode for r in records), mode_order)
+    # the reports' column order (modes, then targets), whatever order the session listed them in
+    modes = ordered_modes((r.mode for r in records), list(dict.fromkeys((*COLUMN_ORDER, *mode_order))))
     cells: dict[str, dict[str, str]] = {}
     for r in records:
-        row = cells.setdefault(r.case, {})
+        row = cells.setdefault(row_label(r.case, r.test, r.source), {})
         mark = MARKS.get(r.verdict, "?")
         # Several records for one cell (export_check called twice) show the worst.
         row[r.mode] = _worst(row.get(r.mode), mark)
@@ -64,8 +66,8 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
         lines.append(f"(+{folded} cases that passed or failed as expected in every mode; -v shows them)")
     legend = [f"{mark} {verdict}" for verdict, mark in MARKS.items()] + [f"{_NOT_RUN} not run"]
     lines.append("legend: " + "  ".join(legend))
-    lines.append("verdicts: " + ", ".join(f"{n} {v}" for v, n in _count(r.verdict for r in records))
-                 + _fixture_note(records))
+    lines.append("results: " + ", ".join(f"{n} {v}" for v, n in _count(r.verdict for r in records))
+                 + f" ({len(records)} from {columns_phrase(len(cells), modes)}" + _fixture_note(records) + ")")
     bare = [r for r in records if r.verdict == "passed" and unchecked(r)]
     if bare:
         lines.append(f"unchecked: {len(bare)} passed without checking any drawn shape (the example inputs only):")
@@ -76,13 +78,16 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
     if skipped:
         lines.append("skipped: " + "; ".join(f"{reason} ({n})" for reason, n in skipped[:_SLOWEST])
                      + (f"; +{len(skipped) - _SLOWEST} more reasons in the report" if len(skipped) > _SLOWEST else ""))
-    categories = _count(
-        failure.category
-        for r in records
-        if r.verdict not in ("passed", "skipped") and (failure := failure_of(r))
-    )
-    if categories:
-        lines.append("failure categories: " + ", ".join(f"{cat} {n}" for cat, n in categories))
+    # A reader scanning for trouble must not read a known failure as one: the two are counted apart.
+    for label, expected in (("failure categories", False), ("expected failures by category", True)):
+        categories = _count(
+            failure.category
+            for r in records
+            if r.verdict not in ("passed", "skipped") and (r.verdict == "xfailed") == expected
+            and (failure := failure_of(r))
+        )
+        if categories:
+            lines.append(f"{label}: " + ", ".join(f"{cat} {n}" for cat, n in categories))
     findings = _count(f.kind for r in records if r.outcome is not None for f in r.outcome.findings)
     if findings:
         lines.append("findings: " + ", ".join(f"{kind} {n}" for kind, n in findings)
@@ -131,8 +136,8 @@ def _fixture_note(records: list[Record]) -> str:
     if not fixture:
         return ""
     tests = len({r.test for r in fixture})
-    return (f" (one per case and mode: {len(fixture)} from export_check calls in {tests} "
-            f"test{'s' if tests != 1 else ''}, which pytest counts once each)")
+    return (f"; pytest counts tests: {len(fixture)} of these results come from export_check calls in {tests} "
+            f"test{'s' if tests != 1 else ''}, which it counts once each")
 
 
 def _count(values: Iterable[str]) -> list[tuple[str, int]]:

@@ -96,7 +96,7 @@ def test_json_html_and_markdown_from_a_real_session(project):
     assert "if x.sum() > 0:" in text  # the user's source line
 
     md = (project.path / "out" / "r.md").read_text()
-    assert "**4 results** (2 cases × 2 modes): 2 passed, 1 failed, 1 xfailed" in md
+    assert "**4 results** (2 cases in 2 modes): 2 passed, 1 failed, 1 xfailed" in md
     assert "| `test_m.py::test_branch` | ❌ failed · capture | ➖ xfailed · capture |" in md
 
 
