@@ -16,7 +16,10 @@ from typing import Any, Iterator
 from exportcore.backend_flags import matmul_precision
 from exportcore.model_state import ModelState
 
-__all__ = ["GlobalState", "ModelState", "drop_leaked_export_hooks", "isolated", "reset_compile_caches", "settings_text"]
+__all__ = [
+    "GlobalState", "ModelState", "drop_leaked_export_hooks", "globals_restored", "isolated", "reset_compile_caches",
+    "settings_text",
+]
 
 
 @dataclass
@@ -252,6 +255,20 @@ def _is_export_hook(hook: Any) -> bool:
     return (getattr(hook, "__module__", "") or "").startswith("torch.") and getattr(hook, "__qualname__", "").endswith(
         "register_buffer_assignment_hook.<locals>._map_assigned_buffer_to_proxy"
     )
+
+
+@contextlib.contextmanager
+def globals_restored() -> Iterator[None]:
+    """Put the process-wide torch state back after the block, whatever happened in it.
+
+    For work around a case that is not the model's check: a zoo factory builds its model here, so a
+    ``set_default_dtype(torch.float64)`` holds for its own case and not for every model after it.
+    """
+    state = GlobalState.capture()
+    try:
+        yield
+    finally:
+        state.restore()
 
 
 @contextlib.contextmanager

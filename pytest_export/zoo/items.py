@@ -90,6 +90,14 @@ class ZooItem(pytest.Item):
         self.zoo_note = ""
 
     def runtest(self) -> None:
+        from exportcore.isolation import globals_restored
+
+        # The build is inside the isolation too: what a factory sets (set_default_dtype, a seed, a backend
+        # flag) holds for its own case and is put back after it, never leaking into the models after it.
+        with globals_restored():
+            self._run()
+
+    def _run(self) -> None:
         from pytest_export.runner import run_exportable
 
         column = self.callspec.params[MODE_PARAM]
