@@ -18,6 +18,7 @@ from hypothesis.strategies import SearchStrategy
 
 from exportcore.case import DEFAULT_EXAMPLES
 from exportcore.outcome import Counterexample, ExampleStats
+from exportcore.shapes.storage import outside_working_dir
 from exportcore.shapes.spec import ShapeSpec
 from exportcore.shapes.strategies import concrete_invalid
 from exportcore.shapes.synth import Drawn, SynthesisError, drawn_for, inputs_strategy, synthesize
@@ -141,7 +142,8 @@ def explore(
     if result.failure is None and examples > len(bounds):
         run = hypothesis.seed(seed)(hypothesis_settings(examples - len(bounds), settings)(run))
         try:
-            run()
+            with outside_working_dir():
+                run()
         except _ProbeFailed as exc:
             result.failure = exc.probe
             result.counterexample = counterexample(spec, exc.drawn, exc.probe, inputs)
