@@ -43,7 +43,9 @@ def _():
         def forward(self, x):
             return x.reshape(2, -1).sum(0)
 
-    return M(), (torch.randn(16),), {"x": {0: 2 * Dim("half", min=1, max=32)}}
+    # half from 2: torch narrows a root that only drives derived sizes to >= 2, and non_strict's program
+    # rejects the size 2 (half=1) eager runs (torch 2.15.0): min=1 would promise what it does not deliver
+    return M(), (torch.randn(16),), {"x": {0: 2 * Dim("half", min=2, max=32)}}
 
 
 @case(
