@@ -248,7 +248,7 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
         # (pytest's own xfail marker, where the user put one, decides that test as pytest does)
         from pytest_export.reporting.known_failures import known_failure
 
-        known = known_failure(item, case_id, mode)
+        known = known_failure(item, case_id, mode, outcome)  # known at its stage and category
         if known is not None:  # the baseline's gate decides; pytest sees an expected failure
             verdict, exc = "xfailed", expected_failure(f"{mode}: {known}")
     if expect is None:

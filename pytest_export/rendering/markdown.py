@@ -70,15 +70,18 @@ def _gate(gate: GateDoc | None) -> list[str]:
     if gate is None:
         return []
     status = "❌ **failed**" if gate.failed else "✅ passed"
-    shown = ("regressions", "missing", "improvements", "vanished", "deselected")
-    counts = ", ".join(f"{len(getattr(gate, b))} {b.replace('_', ' ')}" for b in shown if b != "missing" or gate.missing)
+    shown = ("regressions", "missing", "changed", "improvements", "vanished", "deselected")
+    counts = ", ".join(f"{len(getattr(gate, b))} {b.replace('_', ' ')}" for b in shown
+                       if b not in ("missing", "changed") or getattr(gate, b))
     out = [f"**Gate** {status} vs {_code(gate.baseline or 'baseline')}: {counts}", ""]
-    for bucket, label in (("regressions", "Regression"), ("missing", "Missing"), ("improvements", "Improvement"),
-                          ("vanished", "Vanished")):
+    for bucket, label in (("regressions", "Regression"), ("missing", "Missing"), ("changed", "Changed"),
+                          ("improvements", "Improvement"), ("vanished", "Vanished")):
         entries = getattr(gate, bucket)
         for e in entries[:MAX_FAILURES]:
             change = f"{e.before} → {e.after}" if e.after else str(e.before)
-            note = f": {_text(e.headline)}" if e.headline else ""
+            # a changed known failure: what it was recorded as and what it is now says more than the headline
+            text = e.why if bucket == "changed" and e.why else e.headline
+            note = f": {_text(text)}" if text else ""
             out.append(f"- **{label}** {_code(e.case)} [{_text(e.mode)}] {_text(change)}{note}")
         if len(entries) > MAX_FAILURES:
             out.append(f"- … {len(entries) - MAX_FAILURES} more {label.lower()}s")

@@ -17,8 +17,10 @@ from pytest_export.rendering.style import PROBLEMS
 
 __all__ = ["anchors", "cap", "cards", "gate_banner", "header", "record_anchor"]
 
-_GATE_COUNTS = ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
-_GATE_LISTS = (("regressions", "Regressions"), ("missing", "Missing"), ("improvements", "Improvements"),
+_GATE_COUNTS = ("regressions", "missing", "changed", "improvements", "skipped", "vanished", "not_run", "deselected",
+               "new")
+_GATE_LISTS = (("regressions", "Regressions"), ("missing", "Missing"), ("changed", "Changed known failures"),
+               ("improvements", "Improvements"),
                ("vanished", "Vanished"), ("skipped", "Skipped now"), ("not_run", "Not run"))
 _GATE_SHOWN = 200  # entries listed per bucket; the count says how many there are
 
@@ -90,12 +92,12 @@ def gate_banner(gate: GateDoc | None) -> dict[str, Any] | None:
     if gate is None:
         return None
     counts = ", ".join(f"{len(getattr(gate, b))} {b.replace('_', ' ')}" for b in _GATE_COUNTS
-                       if b != "missing" or gate.missing)
+                       if b not in ("missing", "changed") or getattr(gate, b))
     buckets = []
     for bucket, label in _GATE_LISTS:
         entries = getattr(gate, bucket)
         if entries:
-            buckets.append((label, len(entries), [_gate_entry(e) for e in entries[:_GATE_SHOWN]]))
+            buckets.append((label, len(entries), [_gate_entry(e, bucket == "changed") for e in entries[:_GATE_SHOWN]]))
     return {
         "cls": "bad" if gate.failed else "good",
         "title": f"Gate {'FAILED' if gate.failed else 'passed'} vs {gate.baseline or 'baseline'}",
@@ -104,11 +106,12 @@ def gate_banner(gate: GateDoc | None) -> dict[str, Any] | None:
     }
 
 
-def _gate_entry(e: GateEntry) -> dict[str, Any]:
+def _gate_entry(e: GateEntry, why_first: bool = False) -> dict[str, Any]:
+    # why_first: a changed known failure's why (recorded X, now Y) says more than its headline
     return {
         "anchor": record_anchor(e.case, e.mode) if e.after else None,  # only a record still here has details
         "case": e.case,
         "mode": e.mode,
         "change": f"{e.before} → {e.after}" if e.after else str(e.before),
-        "note": e.headline or e.why or "",
+        "note": (e.why or e.headline or "") if why_first else (e.headline or e.why or ""),
     }

@@ -4,17 +4,24 @@ Read in every process that runs tests (xdist workers too: each reads the file on
 known failure is an xfail wherever it runs. ``--export-baseline-update`` records every failure of
 the run as known, so adopting the plugin on a suite with unexportable models is one green run and
 one commit.
+
+A failure is known as recorded (verdict, stage, category): the same key failing another way now is
+reported as changed (results.baseline.known_failure_reason), and the lookup reads each key through
+the record the gate reads (gate.records_by_key), so the two never disagree.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_export.results.report import Report
+
+if TYPE_CHECKING:
+    from exportcore.outcome import Outcome
 
 __all__ = ["baseline_path", "known_failure", "read_baseline_records"]
 
@@ -40,8 +47,12 @@ def read_baseline_records(path: Path, name: str) -> Report:
     return load_report(path, name)
 
 
-def known_failure(item: pytest.Item, case: str, mode: str) -> str | None:
-    """Return why a failure of (case, mode) is known (the baseline records it, or the run updates it), or None."""
+def known_failure(item: pytest.Item, case: str, mode: str, outcome: Outcome | None = None) -> str | None:
+    """Return why a failure of (case, mode) is known (the baseline records it, or the run updates it), or None.
+
+    ``outcome``: the failure this run got; one of another stage or category than recorded is reported as
+    changed, or not known under --export-baseline-strict.
+    """
     config = item.config
     if config.getoption("export_baseline_update", False):
         return "recorded as a known failure by --export-baseline-update"
@@ -50,21 +61,23 @@ def known_failure(item: pytest.Item, case: str, mode: str) -> str | None:
     known = config.stash[_KNOWN]
     if not known:
         return None
-    from pytest_export.results.baseline import known_failure_reason
+    from pytest_export.results.baseline import known_failure_reason, outcome_known
 
     path = baseline_path(config)
-    return known_failure_reason(known.get((case, mode)), path.name if path else "baseline")
+    now = outcome_known(outcome.status, outcome) if outcome is not None else None
+    return known_failure_reason(known.get((case, mode)), path.name if path else "baseline", now,
+                                strict=bool(config.getoption("export_baseline_strict", False)))
 
 
 def _load(config: pytest.Config) -> dict[tuple[str, str], Any] | None:
     path = baseline_path(config)
     if path is None or not path.exists():
         return None
-    from pytest_export.results.records import record_key
+    from pytest_export.results.gate import records_by_key
     from pytest_export.results.report import ReportError
 
     try:
         records = read_baseline_records(path, path.name).records
     except ReportError:
         return None  # the reporting plugin refuses the session with the reason
-    return {record_key(r): r for r in records}
+    return dict(records_by_key(records))

@@ -257,7 +257,7 @@ class ReportingPlugin:
             failed = self.gate.failed and not self.update
             terminalreporter.write_sep("=", "export gate", red=failed, green=not self.gate.failed, bold=True)
             for line in summary_lines(self.gate, verbose=verbose):
-                terminalreporter.write_line(line, red=line.lstrip().startswith("REGRESSION"))
+                terminalreporter.write_line(line, red=line.lstrip().startswith(("REGRESSION", "CHANGED")))
             if self.gate.failed and self.update:
                 terminalreporter.write_line(
                     "  (not failing: --export-baseline-update records these as the new baseline)"

@@ -1,7 +1,9 @@
 """The baseline gate: compare this run's records with an earlier report, key by key.
 
 A (case, mode) key that was exportable in the baseline and is not now is a regression and
-fails the session. Keys in the baseline but absent from the run are sorted into
+fails the session. A known failure that now fails another way (another stage, category or
+verdict: capture -> numerics is a program that exports and is wrong) is *changed*: listed, and
+failing under ``strict`` as an improvement does, until the baseline records it. Keys in the baseline but absent from the run are sorted into
 "deselected" (not asked for: -k/-m, a subset of files, other modes), "not_run" (asked for,
 but the session stopped first) and "vanished" (asked for and no longer exists: a warning).
 
@@ -14,11 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from exportcore.codec import encode
+from pytest_export.results.baseline import describe_known, known_as, same_failure
 from pytest_export.results.records import EXPORTABLE, Record, failure_of, record_key, worst
 from pytest_export.results.report import GATE_BUCKETS, Report, build_report, nodeid_file
 from pytest_export.results.schema import GateBuckets, GateDoc, GateEntry, ScopeDoc
 
-__all__ = ["Scope", "GateResult", "compare", "summary_lines", "updated_baseline", "BUCKETS"]
+__all__ = ["Scope", "GateResult", "compare", "records_by_key", "summary_lines", "updated_baseline", "BUCKETS"]
 
 Key = tuple[str, str]
 
@@ -116,13 +119,14 @@ class GateResult(GateBuckets):
     """The per-key comparison of a run with its baseline (named ``baseline``)."""
 
     baseline: str = ""
-    strict: bool = False  # --export-baseline-strict: an improvement fails too, until the baseline records it
+    # --export-baseline-strict: an improvement or a changed known failure fails too, until the baseline records it
+    strict: bool = False
 
     @property
     def failed(self) -> bool:
         """Return True when the gate fails (a regression, a key a missing shard should have checked, or under
-        ``strict`` an improvement the baseline does not record yet)."""
-        return bool(self.regressions or self.missing or (self.strict and self.improvements))
+        ``strict`` an improvement or changed known failure the baseline does not record yet)."""
+        return bool(self.regressions or self.missing or (self.strict and (self.improvements or self.changed)))
 
     def to_doc(self) -> GateDoc:
         """Return what a report keeps of the gate: its decision and its buckets."""
@@ -138,7 +142,8 @@ class GateResult(GateBuckets):
         return {(e.case, e.mode) for e in (*self.deselected, *self.not_run, *self.skipped, *self.missing)}
 
 
-def _by_key(records: Iterable[Record]) -> dict[Key, Record]:
+def records_by_key(records: Iterable[Record]) -> dict[Key, Record]:
+    """Return the record that speaks for each key (records.worst): the gate and the known-failure lookup read the same."""
     grouped: dict[Key, list[Record]] = {}
     for r in records:
         grouped.setdefault(record_key(r), []).append(r)
@@ -183,8 +188,8 @@ def compare(
     ``missing``: why the run may lack results (a merge without every shard); then a baseline key
     absent from the run is *missing* and fails the gate, unless its mode was not run at all.
     """
-    before = _by_key(baseline.records)
-    after = _by_key(records)
+    before = records_by_key(baseline.records)
+    after = records_by_key(records)
     result = GateResult(baseline=name)
     for key in sorted(before.keys() | after.keys()):
         b, a = before.get(key), after.get(key)
@@ -201,6 +206,9 @@ def compare(
             result.regressions.append(_entry(key, b, a))
         elif b.verdict not in EXPORTABLE and a.verdict in EXPORTABLE:
             result.improvements.append(_entry(key, b, a))
+        elif b.verdict not in (*EXPORTABLE, "skipped") and not same_failure(known_as(b), known_as(a)):
+            why = f"recorded {describe_known(known_as(b))}, now {describe_known(known_as(a))}"
+            result.changed.append(_entry(key, b, a, why))
     return result
 
 
@@ -216,24 +224,28 @@ def summary_lines(result: GateResult, *, verbose: bool = False, limit: int = 50)
     ]
     if result.missing:
         counts.insert(1, f"{len(result.missing)} missing")
+    if result.changed:
+        counts.append(f"{len(result.changed)} changed")
     for name in ("skipped", "vanished", "not_run", "deselected", "new"):
         if getattr(result, name):
             counts.append(f"{len(getattr(result, name))} {name.replace('_', ' ')}")
     verdict = "FAILED" if result.failed else "passed"
     lines = [f"export gate {verdict} vs {result.baseline}: {', '.join(counts)}"]
 
-    def show(label: str, entries: list[GateEntry], detail: bool) -> None:
+    def show(label: str, entries: list[GateEntry], detail: bool, why_first: bool = False) -> None:
         for e in entries[:limit]:
             change = f"{e.before} -> {e.after}" if e.after else e.before
             line = f"  {label} {e.case} [{e.mode}]: {change}"
-            if detail and (e.headline or e.why):
-                line += f": {e.headline or e.why}"
+            note = (e.why or e.headline) if why_first else (e.headline or e.why)
+            if detail and note:
+                line += f": {note}"
             lines.append(line)
         if len(entries) > limit:
             lines.append(f"  ... and {len(entries) - limit} more {label.lower()}")
 
     show("REGRESSION", result.regressions, True)
     show("MISSING", result.missing, True)
+    show("CHANGED" if result.strict else "changed", result.changed, True, why_first=True)
     show("improvement", result.improvements, False)
     show("skipped", result.skipped, True)
     show("vanished", result.vanished, True)
@@ -241,8 +253,14 @@ def summary_lines(result: GateResult, *, verbose: bool = False, limit: int = 50)
     if verbose:
         show("deselected", result.deselected, True)
         show("new", result.new, False)
-    if result.strict and result.improvements:
-        lines.append("  (--export-baseline-strict: improvements fail until --export-baseline-update records them)")
+    stale = [what for what, entries in (("improvements", result.improvements),
+                                        ("changed known failures", result.changed)) if entries]
+    if result.strict and stale:
+        lines.append(f"  (--export-baseline-strict: {' and '.join(stale)} fail until --export-baseline-update "
+                     "records them)")
+    elif result.changed:
+        lines.append("  (a changed known failure does not fail the gate; --export-baseline-strict fails on it, "
+                     "--export-baseline-update records it)")
     elif result.improvements or result.vanished:
         lines.append("  (run with --export-baseline-update to record this run as the new baseline)")
     return lines

@@ -226,11 +226,11 @@ def load_report(path: str | os.PathLike[str], name: str | None = None) -> Report
         raise ReportError(f"{name}: not valid JSON ({exc})") from None
     except RecursionError:
         raise ReportError(f"{name}: not an export report (JSON nested too deeply)") from None
-    from pytest_export.results.baseline import baseline_records, is_baseline
+    from pytest_export.results.baseline import is_baseline, read_baseline
 
     if is_baseline(data):  # a baseline file (the list of known outcomes) reads as a report of those records
         try:
-            return build_report(baseline_records(data, name))
+            return build_report(read_baseline(text, name))  # the text: a fault is named by its line
         except ValueError as exc:  # SchemaError is a ValueError
             raise ReportError(str(exc)) from None
     try:

@@ -17,7 +17,7 @@ from exportcore.codec import SchemaError, decode, one_of
 __all__ = ["GATE_BUCKETS", "GateBuckets", "GateEntry", "GateDoc", "MergeDoc", "MergeEntry", "ScopeDoc", "check_scope", "check_gate"]
 
 #: Result buckets of the baseline gate, in the order they are shown.
-GATE_BUCKETS = ("regressions", "missing", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
+GATE_BUCKETS = ("regressions", "missing", "changed", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
 
 
 @dataclass
@@ -59,6 +59,8 @@ class GateBuckets:
 
     regressions: list[GateEntry] = field(default_factory=list)
     missing: list[GateEntry] = field(default_factory=list)  # in no shard of a merge that lacks shards
+    # a known failure that now fails at another stage or category (or with another verdict): ``why`` says how
+    changed: list[GateEntry] = field(default_factory=list)
     improvements: list[GateEntry] = field(default_factory=list)
     skipped: list[GateEntry] = field(default_factory=list)
     vanished: list[GateEntry] = field(default_factory=list)
