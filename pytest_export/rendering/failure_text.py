@@ -44,8 +44,13 @@ def exportdb_page(name: str, docs: str | None) -> str | None:
     return f"{base.rstrip('/')}/{category}.html#{name}"
 
 
-def failure_text(outcome: Outcome, *, show_traceback: bool = False, lead: str = "", docs: str | None = None) -> str:
-    """Return the report for a non-passing outcome: headline block, detail, torch traceback on request."""
+def failure_text(outcome: Outcome, *, show_traceback: bool = False, lead: str = "", docs: str | None = None,
+                 fix_into: str = "@pytest.mark.exportable(...)") -> str:
+    """Return the report for a non-passing outcome: headline block, detail, torch traceback on request.
+
+    ``fix_into``: where the test takes a verified fix's ``dynamic_shapes=`` (the marker, or the call
+    that checked it: ``self.assertExportable(...)``).
+    """
     failure = outcome.failure
     lines = [lead] if lead else []
     if failure is None:
@@ -68,7 +73,7 @@ def failure_text(outcome: Outcome, *, show_traceback: bool = False, lead: str = 
         page = exportdb_page(failure.exportdb_case, docs)
         lines.append(f"  see ExportDB case: {failure.exportdb_case}" + (f" ({page})" if page else ""))
         lines.extend(story.rewrite_lines(failure.exportdb_case))
-    lines.extend(story.explanation_lines(outcome))
+    lines.extend(story.explanation_lines(outcome, fix_into))
     detail = failure.detail.strip()
     if detail and detail != failure.message.strip():
         lines.append("")

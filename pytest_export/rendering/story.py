@@ -39,8 +39,11 @@ def _cost(fix: SpecFix) -> str:
     return f"{exports}{fix.seconds:.1f} s"
 
 
-def explanation_lines(outcome: Outcome) -> list[str]:
-    """Return the failure text's lines for the outcome's explanation (none when there is none)."""
+def explanation_lines(outcome: Outcome, fix_into: str = "@pytest.mark.exportable(...)") -> list[str]:
+    """Return the failure text's lines for the outcome's explanation (none when there is none).
+
+    ``fix_into``: where a verified fix's ``dynamic_shapes=`` goes in the failing test.
+    """
     ex = outcome.explanation
     if ex is None:
         return []
@@ -51,7 +54,7 @@ def explanation_lines(outcome: Outcome) -> list[str]:
             warns = fix_findings(fix)
             lines += ["", f"fix: {fix_status(fix)} [{fix.origin}; {_cost(fix)}]"] + ([f"  {warns}"] if warns else [])
             lines += [f"  {c}" for c in fix.changes]
-            lines.append("  paste into @pytest.mark.exportable(...):")
+            lines.append(f"  paste into {fix_into}:")
             lines += [f"    {line}" for line in fix.dynamic_shapes.splitlines()]
         else:
             lines += ["", f"fix: none found ({fix.reason}) [{_cost(fix)}]"]
