@@ -46,8 +46,10 @@ def build(entry: ZooEntry, max_params: int | None) -> ZooCase:
         try:
             model = auto_class.from_config(config)
         except Exception as exc:  # noqa: BLE001
+            # from exc: a config naming a pretrained backbone fails on the refused download, and the zoo's
+            # build() follows the cause to say so ("a download"), where any other failure keeps this reason
             raise ZooSkip(f"{entry.zoo_id}: {auto or DEFAULT_AUTO}.from_config on the shrunk config failed "
-                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from None
+                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})") from exc
         params = check_budget(entry, count_params(model), max_params)
         args, kwargs, dynamic, why = infer_inputs(entry, model, config)
         _runs_in_eager(entry, model, args, kwargs)
