@@ -20,7 +20,7 @@ from pathlib import Path
 
 from exportcore.outcome import SourceLocation
 
-__all__ = ["user_source", "is_user_file", "stdlib_module"]
+__all__ = ["user_source", "is_user_file", "stdlib_module", "location"]
 
 _HERE = Path(__file__).resolve().parent
 # Our own packages wrap every call into torch; their frames never explain a failure.
@@ -81,13 +81,13 @@ def user_source(exc: BaseException) -> SourceLocation | None:
         if user and user[-1] == len(frames) - 1:
             # Raised by user code itself (an eager bug, a user assert): that line is the answer.
             fr = frames[user[-1]]
-            return _location(fr.filename, fr.lineno or 0, fr.name, fr.line or "")
+            return location(fr.filename, fr.lineno or 0, fr.name, fr.line or "")
         from_message = _from_message(current)
         if from_message is not None:
             return from_message
         if user:
             fr = frames[user[-1]]
-            return _location(fr.filename, fr.lineno or 0, fr.name, fr.line or "")
+            return location(fr.filename, fr.lineno or 0, fr.name, fr.line or "")
     return None
 
 
@@ -112,10 +112,10 @@ def _from_message(exc: BaseException) -> SourceLocation | None:
             match.group(4), match.group(5), match.group(6))
         if is_user_file(file):
             found = (file, int(line), func or "")
-    return _location(*found, "") if found else None
+    return location(*found, "") if found else None
 
 
-def _location(file: str, line: int, function: str, code: str) -> SourceLocation:
+def location(file: str, line: int, function: str, code: str) -> SourceLocation:
     code = (code or linecache.getline(file, line)).strip()
     try:
         rel = os.path.relpath(file)

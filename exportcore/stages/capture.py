@@ -8,10 +8,12 @@ from exportcore.classify import classify
 from exportcore.execute import clone_tree
 from exportcore.graph_stats import graph_stats
 from exportcore.guards import exported_input_shapes, exported_ranges, symbol_names
+from exportcore.shapes.guard_site import specialization_site, specialized_to
 from exportcore.sides import prepare
 
 if TYPE_CHECKING:
     from exportcore.context import Run
+    from exportcore.outcome import SourceLocation
 
 __all__ = ["run", "describe_program"]
 
@@ -32,10 +34,33 @@ def run(ctx: Run) -> None:
                 )
         except Exception as exc:
             prepare(ctx)
-            ctx.fail(classify(exc, "capture"))
+            failure = classify(exc, "capture")
+            if failure.source is None and not ctx.mode.strict:
+                failure.source = _specialization_site(ctx, failure.message)
+            ctx.fail(failure)
         prepare(ctx)
     describe_program(ctx, ep)
     ctx.ep = ep
+
+
+def _specialization_site(ctx: Run, message: str) -> SourceLocation | None:
+    """Where the user's code made non-strict tracing fix a declared-dynamic dim (torch does not say)."""
+    constant = specialized_to(message)
+    if constant is None:
+        return None
+    import torch
+
+    from exportcore.export_hooks import no_leaked_hooks
+
+    def export() -> None:
+        args, kwargs = clone_tree((ctx.args, ctx.kwargs))
+        with no_leaked_hooks():
+            torch.export.export(ctx.model, args, kwargs or None, dynamic_shapes=ctx.dynamic_shapes, strict=False)
+
+    try:
+        return specialization_site(export, constant)
+    finally:
+        prepare(ctx)
 
 
 def describe_program(ctx: Run, ep: Any) -> None:
