@@ -76,3 +76,46 @@ def test_a_derived_dims_declared_minimum_that_the_program_takes_passes_and_ran()
                                checks=("numerics", "accept"))
     assert outcome.status == "passed", outcome.failure
     assert 2 in SEEN and 20 in SEEN, SEEN  # both declared bounds ran as sizes
+
+
+TIMM_STYLE = '''
+import torch
+
+class PatchEmbed(torch.nn.Module):
+    patch_size = (16, 16)
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Conv2d(3, 8, 16, 16)
+
+class TinyViT(torch.nn.Module):
+    """What the zoo reads of a timm ViT: pretrained_cfg, dynamic_img_size, patch_embed.patch_size."""
+
+    pretrained_cfg = {"input_size": (3, 64, 64)}
+    dynamic_img_size = True
+
+    def __init__(self):
+        super().__init__()
+        self.patch_embed = PatchEmbed()
+
+    def forward(self, x):
+        return self.patch_embed.proj(x).flatten(2).transpose(1, 2).mean(1)
+
+def make():
+    return TinyViT()
+'''
+
+
+def test_the_zoos_patch_multiples_from_one_patch_fail_where_torch_narrows_them(pytester: pytest.Pytester) -> None:
+    """The zoo's own inference (H/W = 16*p, p from 1, as for timm/test_vit), no timm needed."""
+    import json
+
+    pytester.makepyfile(vit_models=TIMM_STYLE)
+    result = pytester.runpytest_subprocess("--export-model=vit_models:make", "--export-modes=non_strict,training",
+                                           "--export-examples=1", "--export-report=r.json", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
+    for record in json.loads((pytester.path / "r.json").read_text())["records"]:
+        outcome = record["outcome"]
+        assert outcome["declared"]["patches_h"] == "[1, 4]", outcome["declared"]
+        assert record["verdict"] == "failed" and outcome["failure"]["stage"] == "guards", outcome["failure"]
+        assert outcome["counterexample"]["shapes"] == {"args[0]": [2, 3, 16, 16]}
