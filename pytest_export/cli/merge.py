@@ -103,8 +103,14 @@ def run(args: argparse.Namespace) -> int:
     print(f"merged {len(reports)} report(s): {summary['total']} records ({counts}) -> {', '.join(args.output)}")
     if result.missing_shards and result.gate is not None and result.gate.missing:
         print(f"error: {len(result.gate.missing)} baseline key(s) {result.missing_shards}", file=sys.stderr)
-    if not result.report.complete:
-        print("warning: at least one shard report is incomplete (its session was interrupted)", file=sys.stderr)
+    # Say why the merge is incomplete: a shard's session that stopped early, and a shard whose report
+    # is absent, are different faults (the second is no interruption: rerun that shard).
+    for stopped in result.stopped:
+        print(f"warning: shard report {stopped}: its session stopped early; the merged report is incomplete",
+              file=sys.stderr)
+    if result.absent_shards:
+        print(f"warning: {result.absent_shards}: merged without it (--allow-missing-shards); the merged report is "
+              "incomplete", file=sys.stderr)
     if result.gate is not None:
         print("\n".join(summary_lines(result.gate, verbose=args.verbose)))
         return 1 if result.gate.failed else 0

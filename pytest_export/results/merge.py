@@ -27,6 +27,8 @@ class MergeResult:
     conflicts: list[MergeEntry] = field(default_factory=list)  # same key, different verdicts
     gate: GateResult | None = None
     missing_shards: str = ""  # why some shards' results may be absent ("" when all are here)
+    absent_shards: str = ""  # which shards' reports are provably absent (merged under allow_missing), else ""
+    stopped: list[str] = field(default_factory=list)  # "name: why" for each shard report whose session stopped early
 
 
 class MergeError(ValueError):
@@ -127,9 +129,12 @@ def merge_reports(
     present = {r.test for r in merged}
     scope = Scope.union((Scope.from_doc(rep.scope) for _, rep in reports), present)
     environment = {"merged_from": [{"source": name, **rep.environment} for name, rep in reports]}
+    result.stopped = [f"{name}: {rep.stop_reason or 'incomplete'}" for name, rep in reports if not rep.complete]
     stops = [f"{name}: {rep.stop_reason}" for name, rep in reports if rep.stop_reason]
     if absent:
-        stops.append(missing.removeprefix("in no shard report; "))
+        # Not an interruption: every session given ran to its end, and a shard's report is not here.
+        result.absent_shards = missing.removeprefix("in no shard report; ")
+        stops.append(f"{result.absent_shards} (merged with --allow-missing-shards)")
     stop = "; ".join(stops)
     if baseline is not None:
         result.gate = compare(baseline[1], merged, scope, name=baseline[0], missing=missing)
