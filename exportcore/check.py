@@ -99,14 +99,17 @@ def check(
         seed = zlib.crc32(case_id.encode("utf-8", "surrogatepass")) & 0x7FFFFFFF
     from exportcore.shapes.parse import resolve_identity_keys
 
-    dynamic_shapes = resolve_identity_keys(dynamic_shapes, args, kwargs, model)  # keyed by id(): before any copy
-    spec = _parse_spec(model, args, kwargs, dynamic_shapes)
+    from exportcore.nesting import room_to_walk
+    from exportcore.sides import aliasing_notes
+
+    with room_to_walk(args, kwargs, dynamic_shapes):
+        dynamic_shapes = resolve_identity_keys(dynamic_shapes, args, kwargs, model)  # keyed by id(): before any copy
+        spec = _parse_spec(model, args, kwargs, dynamic_shapes)
+        notes = aliasing_notes(tuple(args), kwargs)
     if spec is not None:
         spec = spec.with_budget(input_budget if input_budget is not None else default_budget(spec.example_bytes()))
     outcome = Outcome(case_id=case_id, mode=label, checks=sorted(set(checks)), torch_version=str(torch.__version__))
-    from exportcore.sides import aliasing_notes
-
-    outcome.notes.extend(aliasing_notes(tuple(args), kwargs))
+    outcome.notes.extend(notes)
     if spec is not None:
         outcome.declared = spec.declared_ranges()
         outcome.notes.extend(budget_notes(spec))

@@ -55,6 +55,13 @@ def clone_tree(obj: Any) -> Any:
     """
     import torch
 
+    from exportcore.nesting import room_to_walk
+
+    with room_to_walk(obj):  # a walk of a few frames a level: never what fails where torch still runs
+        return _clone(torch, obj)
+
+
+def _clone(torch: Any, obj: Any) -> Any:
     shared = _shared_storages(tensor_leaves(obj))
     memo: dict[int, Any] = {}
 

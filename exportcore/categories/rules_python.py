@@ -9,7 +9,7 @@ import sys
 from exportcore.categories.facts import Facts, torch_hint, what_torch_said
 from exportcore.sources import is_user_file, stdlib_module
 
-__all__ = ["graph_break", "user_assert", "escapes", "fallback"]
+__all__ = ["graph_break", "user_assert", "escapes", "recursion", "fallback"]
 
 
 # (pattern over what dynamo said, category, hint) for graph breaks in strict mode; first match wins.
@@ -135,6 +135,16 @@ def escapes(f: Facts) -> tuple[str, ...] | None:
         return ("torch.escape-hatch", "Tensor.numpy() leaves the traced world: write the computation with torch"
                 " ops (strict export traces numpy calls, non-strict cannot)")
     return None
+
+
+def recursion(f: Facts) -> tuple[str, ...] | None:
+    """torch.export walks inputs and outputs (and traces code) recursively: past the recursion limit it is the
+    nesting that fails, whatever torch's frame raised it; "internal" would send the user to torch."""
+    if "RecursionError" not in f.names or f.stage not in ("capture", "decompose", "serialize", "run"):
+        return None
+    return ("python.data-structure", "torch.export recursed past Python's recursion limit: inputs or outputs nested"
+            " hundreds of levels deep (or code that recurses that deep) cannot be exported; pass a flatter structure"
+            " (a tuple or dict of tensors), or raise sys.setrecursionlimit() before exporting and loading", "", "")
 
 
 def fallback(f: Facts) -> tuple[str, str, str]:
