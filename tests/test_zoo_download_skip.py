@@ -6,6 +6,8 @@ with exit 0, its real error shown nowhere. Nothing here reaches the network: no_
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 pytest.importorskip("torch")
@@ -72,7 +74,10 @@ def test_a_failure_the_refused_connection_caused_is_a_download_skip(models: str,
 def test_the_plugin_shows_the_real_error_and_fails(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(netprobe_models=MODELS)
     result = pytester.runpytest_subprocess("--export-model=netprobe_models:swallows_then_breaks",
-                                           "--export-modes=strict", "-rs")
+                                           "--export-modes=strict", "-rs", "--export-report=r.json")
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["*ValueError: the model's own bug: 3 heads do not divide 64 channels*"])
     assert "a download" not in result.stdout.str()
+    [record] = json.loads((pytester.path / "r.json").read_text())["records"]
+    assert record["verdict"] == "error", record
+    assert "3 heads do not divide 64 channels" in record["outcome"]["failure"]["message"], record
