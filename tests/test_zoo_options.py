@@ -43,4 +43,5 @@ def test_the_option_takes_a_huge_or_upper_case_count(pytester: pytest.Pytester) 
     # 1E1 is ten parameters: the Linear's 20 are over it, the skip says so (the count was read, not refused)
     small = pytester.runpytest_subprocess("--export-model=budget_models:make", "--export-model-max-params=1E1",
                                           "--export-modes=strict", "-rs")
-    small.stdout.fnmatch_lines(["*SKIPPED*budget_models/make: 20 parameters, over the budget of 10 (--export-model-max-params)*"])
+    small.stdout.fnmatch_lines(["*SKIPPED*budget_models/make: 20 parameters, over the budget of 10 "
+                                "(--export-model-max-params)*"])
