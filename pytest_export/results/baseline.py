@@ -20,12 +20,10 @@ have to pick one.
 from __future__ import annotations
 
 import json
-import json.decoder
-import json.scanner
-import re
 from typing import Any, Iterable
 
 from exportcore.outcome import Failure, Outcome
+from pytest_export.results.json_lines import RepeatedField, decode_with_lines, unrepeated
 from pytest_export.results.records import EXPORTABLE, Record, record_key, worst
 
 __all__ = ["FORMAT", "VERSION", "is_baseline", "baseline_entries", "dump_baseline", "baseline_records",
@@ -105,53 +103,6 @@ def dump_baseline(entries: list[dict[str, Any]]) -> str:
     return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-class _RepeatedName(ValueError):
-    """One JSON object names a field twice (json.loads would keep the last silently)."""
-
-    def __init__(self, field: str, line: int | None = None) -> None:
-        super().__init__(field)
-        self.field, self.line = field, line
-
-
-def _unrepeated(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj = dict(pairs)
-    if len(obj) != len(pairs):
-        names = [k for k, _ in pairs]
-        raise _RepeatedName(next(k for i, k in enumerate(names) if k in names[:i]))
-    return obj
-
-
-def _slow_decode(text: str) -> tuple[Any, dict[int, int]]:
-    """Return (the document, id(object) -> the line of its opening brace); a repeated field names its line.
-
-    Slow (the pure-Python scanner, which calls ``parse_object``; the C one does not): only run to name
-    the lines of a fault already found. The ids are valid while the caller holds the document.
-    """
-    starts: dict[int, int] = {}
-    decoder = json.JSONDecoder(object_pairs_hook=_unrepeated)
-
-    def line(offset: int) -> int:
-        return text.count("\n", 0, offset) + 1
-
-    def parse_object(s_and_end: tuple[str, int], *args: Any) -> tuple[Any, int]:
-        begin = s_and_end[1] - 1  # s_and_end[1] is just past the brace
-        try:
-            obj, end = json.decoder.JSONObject(s_and_end, *args)
-        except _RepeatedName as exc:
-            if exc.line is not None:  # an inner object's, already placed
-                raise
-            # The second `"field":` after the brace is the repeat (an entry holds no nested object).
-            keys = list(re.finditer(re.escape(json.dumps(exc.field)) + r"\s*:", text[begin:]))
-            raise _RepeatedName(exc.field, line(begin + keys[1].start() if len(keys) > 1 else begin)) from None
-        starts[id(obj)] = begin
-        return obj, end
-
-    decoder.parse_object = parse_object  # type: ignore[attr-defined]
-    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
-    doc = decoder.decode(text)
-    return doc, {key: line(offset) for key, offset in starts.items()}
-
-
 def read_baseline(text: str, name: str) -> list[Record]:
     """Return the records of a baseline file's ``text``; raise ValueError naming the fault and its line.
 
@@ -159,11 +110,11 @@ def read_baseline(text: str, name: str) -> list[Record]:
     line kept from both sides of a merge would otherwise be read as its last side).
     """
     try:
-        data = json.loads(text, object_pairs_hook=_unrepeated)
-    except _RepeatedName as fast:
+        data = json.loads(text, object_pairs_hook=unrepeated)
+    except RepeatedField as fast:
         try:
-            _slow_decode(text)
-        except _RepeatedName as exc:
+            decode_with_lines(text)
+        except RepeatedField as exc:
             fast = exc  # the same fault, with its line
         where = f"line {fast.line}: " if fast.line is not None else ""
         raise ValueError(f"{name}: {where}an entry names the field {fast.field!r} twice (both sides of a merge "
@@ -209,7 +160,7 @@ def _twice(name: str, key: tuple[str, str], entries: list[Any], first: int, seco
     # other, and the session could pass on a regression. The user resolves it.
     where = f"entries[{first}] and entries[{second}]"
     if text is not None:
-        doc, lines = _slow_decode(text)  # held while the ids are read
+        doc, lines = decode_with_lines(text)  # held while the ids are read
         where = f"line {lines[id(doc['entries'][first])]} and line {lines[id(doc['entries'][second])]}"
     said = " and ".join(repr(describe_known(_entry_known(entries[i]))) for i in (first, second))
     return (f"{name}: (case {key[0]!r}, mode {key[1]!r}) is recorded twice, at {where} ({said}); a baseline holds "
