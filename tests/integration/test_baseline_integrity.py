@@ -105,12 +105,31 @@ def test_a_field_named_twice_in_one_entry_is_a_usage_error_naming_its_line(pytes
                                  "'category' twice*"])
 
 
-def test_the_update_writes_one_entry_per_key(pytester) -> None:
-    pytester.makepyfile(test_m=suite())
-    assert run(pytester, "--export-baseline=b.json", "--export-baseline-update").ret == 0
+SHARED = """
+import torch
+
+
+class DataDependent(torch.nn.Module):
+    def forward(self, x):
+        return x + 1 if x.sum() > 0 else x - 1
+
+
+def test_first(export_check):
+    export_check(torch.nn.ReLU(), (torch.ones(2),), case_id="shared", checks=["numerics"], examples=1)
+
+
+def test_second(export_check):
+    export_check(DataDependent(), (torch.ones(2),), case_id="shared", checks=["numerics"], examples=1)
+"""
+
+
+def test_the_update_writes_one_entry_per_key_the_one_the_gate_reads(pytester) -> None:
+    # Two tests under one key (an error of its own) leave two records; the gate reads the worse one,
+    # and so must the entry the update writes (it used to keep whichever came first).
+    pytester.makepyfile(test_m=SHARED)
+    run(pytester, "--export-baseline=b.json", "--export-baseline-update")
     entries = json.loads((pytester.path / "b.json").read_text())["entries"]
-    keys = [(e["case"], e["mode"]) for e in entries]
-    assert len(keys) == len(set(keys)) == 2
+    assert [(e["case"], e["mode"], e["verdict"]) for e in entries] == [("shared", "non_strict", "error")]
 
 
 def test_a_known_failure_that_fails_differently_is_a_change(pytester) -> None:
