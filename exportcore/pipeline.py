@@ -82,9 +82,10 @@ def walk(run: Run) -> None:
     """Run every wanted step of the run's pipeline in order; Run.fail() (CheckFailed) stops the walk.
 
     torch's warnings on the way never become errors (exportcore.warning_filters): a user's
-    ``-W error`` is for their code and the plugin's findings, not for torch's internals.
+    ``-W error`` is for their code and the plugin's findings, not for torch's internals; those
+    raised from torch's own files are notes on the outcome, not warnings in the user's summary.
     """
-    with torch_warnings():
+    with torch_warnings(kept=run.outcome.notes):
         _walk(run)
 
 
