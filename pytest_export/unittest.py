@@ -59,6 +59,9 @@ class ExportableMixin:
             # The verified fix is pasted here, not into the marker (refused on a TestCase method).
             text = "\n\n".join(failure_text(o, show_traceback=self._wants_traceback(),
                                              fix_into="self.assertExportable(...)") for o in unknown)
+            if known:  # one test, several modes: say why the others' failures are not reported above
+                text += "\n\n" + "\n".join(f"also failing, as known: {o.mode}: {known[id(o)]}"
+                                             for o in bad if id(o) in known)
             raise self.failureException(f"{msg}\n{text}" if msg else text)  # type: ignore[attr-defined]
         if known:
             from pytest_export.runner import expected_failure

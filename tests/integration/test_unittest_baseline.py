@@ -56,12 +56,12 @@ class ModelTests(ExportableMixin, unittest.TestCase):
         self.assertExportable({mlp}(), (torch.randn(4, 4),), modes=["strict", "non_strict"], examples=1)
 
     def test_branch(self):
-        self.assertExportable(DataDependent(), (torch.ones(2, 3),), modes=["strict", "non_strict"], examples=1)
+        self.assertExportable(DataDependent(), (torch.ones(2, 3),), modes={branch_modes}, examples=1)
 """
 
 FIX = """
 class FixTests(ModelTests):
-    test_mlp = test_branch = None
+    test_mlp = test_branch = None  # type: ignore[assignment]
 
     def test_reshape(self):
         self.assertExportable(Reshape4(), (torch.randn(4, 8, 4),), dynamic_shapes={"x": {0: Dim("batch", max=64)}},
@@ -69,12 +69,16 @@ class FixTests(ModelTests):
 """
 
 
+def suite(mlp: str = "Mlp", branch_modes: str = '["strict", "non_strict"]') -> str:
+    return SUITE.format(mlp=mlp, branch_modes=branch_modes)
+
+
 def run(pytester, *args: str):
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rx", *args)
 
 
 def test_assert_exportable_known_failures_and_the_update_run_as_marker_tests(pytester) -> None:
-    pytester.makepyfile(test_suite=SUITE.format(mlp="Mlp"))
+    pytester.makepyfile(test_suite=suite())
     update = run(pytester, "--export-baseline=b.json", "--export-baseline-update", "--export-report=u.json")
     assert update.ret == 0, update.stdout.str()
     update.assert_outcomes(passed=1, xfailed=1)
@@ -97,15 +101,27 @@ def test_assert_exportable_known_failures_and_the_update_run_as_marker_tests(pyt
     report = json.loads((pytester.path / "r.json").read_text())
     assert not report["gate"]["failed"] and not report["gate"]["regressions"]
 
-    pytester.makepyfile(test_suite=SUITE.format(mlp="DataDependent"))  # test_mlp regresses
+    pytester.makepyfile(test_suite=suite(mlp="DataDependent"))  # test_mlp regresses
     regressed = run(pytester, "--export-baseline=b.json")
     assert regressed.ret == 1
     regressed.assert_outcomes(failed=1, xfailed=1)
     regressed.stdout.fnmatch_lines(["*export gate FAILED vs b.json: 2 regressions*"])
 
+    # One test, a known failure in two modes and a new one in a third: it fails on the new one, naming the known.
+    pytester.makepyfile(test_suite=suite(branch_modes='["strict", "non_strict", "training"]'))
+    mixed = run(pytester, "--export-baseline=b.json", "--export-report=m.json", "-k", "branch")
+    assert mixed.ret == 1
+    mixed.assert_outcomes(failed=1, deselected=1)
+    mixed.stdout.fnmatch_lines(["*export failed in training: stage capture*",
+                                "*also failing, as known: strict: known failure in baseline b.json: failed*",
+                                "*also failing, as known: non_strict: known failure in baseline b.json: failed*"])
+    records = json.loads((pytester.path / "m.json").read_text())["records"]
+    assert sorted((r["mode"], r["verdict"]) for r in records) == [
+        ("non_strict", "xfailed"), ("strict", "xfailed"), ("training", "failed")]
+
 
 def test_a_verified_fix_names_assert_exportable_not_the_marker(pytester) -> None:
-    pytester.makepyfile(test_suite=SUITE.format(mlp="Mlp") + FIX)
+    pytester.makepyfile(test_suite=suite() + FIX)
     result = run(pytester, "-k", "reshape")
     result.assert_outcomes(failed=1, deselected=2)
     result.stdout.fnmatch_lines(["*fix: verified*", "*  paste into self.assertExportable(...):",
@@ -114,7 +130,7 @@ def test_a_verified_fix_names_assert_exportable_not_the_marker(pytester) -> None
 
 
 def test_plain_unittest_prints_no_torch_graph_dump(pytester) -> None:
-    path = pytester.makepyfile(test_suite=SUITE.format(mlp="Mlp") + FIX)
+    path = pytester.makepyfile(test_suite=suite() + FIX)
     proc = subprocess.run([sys.executable, "-m", "unittest", f"{path.stem}.FixTests.test_reshape",
                            f"{path.stem}.ModelTests.test_branch"], cwd=pytester.path, capture_output=True,
                           text=True, timeout=900)
