@@ -21,8 +21,9 @@ __all__ = ["TORCH_DEPENDENCIES", "HARNESS", "source_block", "versioned", "distri
 #: identity names their versions (exportcore.result_cache.LIBRARIES). torch calls into them lazily,
 #: so the first eager run of a process runs code of theirs the next finds cached (typing_extensions
 #: on torch 2.6, the first backward): recording it made the first training case of every session a miss.
+#: tqdm: torch.fx's Interpreter opens a (disabled) progress bar on every run, run_decompositions' too.
 TORCH_DEPENDENCIES = ("typing_extensions", "sympy", "mpmath", "filelock", "jinja2", "markupsafe", "networkx",
-                      "fsspec", "numpy", "optree", "triton", "setuptools")
+                      "fsspec", "numpy", "optree", "triton", "setuptools", "tqdm")
 
 
 def source_block(filename: str, line: int) -> str | None:

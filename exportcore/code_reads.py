@@ -18,9 +18,9 @@ import sys
 import types
 from typing import Any
 
-from exportcore.python_state import Reader, opaque_module
+from exportcore.python_state import Reader, closure, code_digest, opaque_module
 
-__all__ = ["described", "globals_read"]
+__all__ = ["described", "globals_read", "function_digest", "code_digest"]
 
 
 def described(source: str, names: list[str], found: dict[str, Any], cells: dict[str, Any], reader: Reader) -> str:
@@ -34,6 +34,17 @@ def described(source: str, names: list[str], found: dict[str, Any], cells: dict[
                         if not _tensor_or_module(value) for text in [_constant(value, reader)] if text is not None)
     return hashlib.blake2b(f"{source}\n{';'.join(constants)}".encode("utf-8", "surrogatepass"),
                            digest_size=16).hexdigest()
+
+
+def function_digest(function: types.FunctionType, reader: Reader) -> str:
+    """A live function as it would run now: its code object, defaults, closure and the globals its code reads, by value.
+
+    Not its source at a line: a name rebound to another function (a monkeypatch, a second ``def``
+    further down, a definition chosen at import) leaves that text as it was.
+    """
+    code = function.__code__
+    cells = {**closure(function), "__defaults__": function.__defaults__, "__kwdefaults__": function.__kwdefaults__}
+    return described(f"code {code_digest(code)}", globals_read(code), function.__globals__, cells, reader)
 
 
 def globals_read(code: types.CodeType) -> list[str]:
@@ -55,8 +66,18 @@ def globals_read(code: types.CodeType) -> list[str]:
     consts: tuple[Any, Any] = (0, None)  # the last two constants: an IMPORT_NAME's level and from-list
     module: str | None = None  # the module an IMPORT_NAME left for the IMPORT_FROMs after it
     item: str | None = None  # what the last import instruction pushed, for the STORE after it
+    by_name: str | None = None  # ``importlib.import_module("cfg")``: the module a call with a literal name returns
     for ins in dis.get_instructions(code):
         op, arg = ins.opname, ins.argval
+        if op in _CALL_PLUMBING:
+            continue
+        if by_name is not None:
+            # the literal was the call's only argument: the call's result is that module, read as an import is
+            chain = f"import:{by_name}:" if op in ("CALL", "CALL_FUNCTION", "CALL_METHOD") and ins.arg == 1 else None
+            by_name = None
+            if chain is not None:
+                found.add(chain)
+                continue
         if op == "IMPORT_NAME":
             level, fromlist = consts
             # ``import a.b`` (and ``import a.b as m``, which then takes ``b`` from it) pushes ``a``
@@ -78,6 +99,12 @@ def globals_read(code: types.CodeType) -> list[str]:
             chain = _dotted(chain, arg)
             found.add(chain)
             continue
+        if op == "LOAD_CONST" and chain is not None and isinstance(arg, str) and _imports_by_name(chain) \
+                and all(part.isidentifier() for part in arg.split(".")):
+            by_name = arg if chain.rsplit(":", 1)[-1].rsplit(".", 1)[-1] == "import_module" else arg.split(".")[0]
+            found.add(chain)
+            chain = None
+            continue
         if op == "LOAD_CONST" and chain is not None and isinstance(arg, str) and arg.isidentifier():
             # ``getattr(cfg, "LIMIT")``: a global, then a name; read as ``cfg.LIMIT`` (a guess that
             # is wrong only adds a value to the digest)
@@ -95,6 +122,16 @@ def globals_read(code: types.CodeType) -> list[str]:
             continue
         found.add(chain)
     return sorted(found)
+
+
+#: instructions between a call's last argument and the call, or around it, that change nothing read
+_CALL_PLUMBING = frozenset({"PRECALL", "CACHE", "KW_NAMES", "EXTENDED_ARG", "NOP"})
+
+
+def _imports_by_name(chain: str) -> bool:
+    """Whether the chain names ``importlib.import_module`` or ``__import__`` (a global, an alias, a local import)."""
+    last = chain.rsplit(":", 1)[-1].rsplit(".", 1)[-1]
+    return last in ("import_module", "__import__")
 
 
 def _dotted(name: str, attr: str) -> str:

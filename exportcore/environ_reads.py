@@ -3,10 +3,12 @@
 A forward may take a switch from the environment (``os.environ.get("CHUNK_ROWS", "512")``, a
 kernel choice, a debug flag), and a helper may read it only at shapes the examples never reach.
 Change the variable and a cold run checks the other behaviour; a warm run must not serve the old
-verdict. So while an exportcore.eager_code.CodeRecord runs, every read of ``os.environ`` by the
-threads it records (``environ[name]``, ``get``, ``os.getenv``, ``name in environ``: all go through the
-mapping's ``__getitem__``) is kept by name, with a digest of the value or None for a variable that
-is not set. Not the value itself: it may be a token, and the cache is a folder CI uploads.
+verdict. So while an exportcore.eager_code.CodeRecord runs, every read of ``os.environ`` or
+``os.environb`` by the threads it records (``environ[name]``, ``get``, ``os.getenv``, ``os.getenvb``,
+``name in environ``: all go through the mapping's ``__getitem__``) is kept by name, with a digest of
+the value or None for a variable that is not set; a bytes read under the name and value
+``os.environ`` decodes it to, so both spellings are one variable. Not the value itself: it may be a
+token, and the cache is a folder CI uploads.
 
 Reads by machinery (an import, dynamo compiling) and by torch's own Python are left out, as the
 record leaves out their code: torch reads its settings once per process and keeps them (the first
@@ -45,6 +47,7 @@ def reading(reads: dict[str, str | None], ignored: Callable[[FrameType], bool]) 
     """
     original = _ENVIRON.__getitem__
     environ = os.environ
+    environb = getattr(os, "environb", None)  # (not on Windows)
 
     def getitem(self: os._Environ[str], key: str) -> str:
         try:
@@ -55,9 +58,13 @@ def reading(reads: dict[str, str | None], ignored: Callable[[FrameType], bool]) 
         _keep(self, key, value)
         return value
 
-    def _keep(mapping: object, key: str, value: str | None) -> None:
-        if mapping is environ and isinstance(key, str) and key not in reads and not ignored(sys._getframe(2)):
-            reads[key] = value_digest(value)
+    def _keep(mapping: object, key: str | bytes, value: str | bytes | None) -> None:
+        if mapping is environb and isinstance(key, bytes):
+            key, value = os.fsdecode(key), os.fsdecode(value) if value is not None else None
+        elif mapping is not environ or not isinstance(key, str):
+            return
+        if key not in reads and not ignored(sys._getframe(2)):
+            reads[key] = value_digest(value)  # type: ignore[arg-type]
 
     _ENVIRON.__getitem__ = getitem  # type: ignore[method-assign]
     try:

@@ -13,8 +13,11 @@ the model and eager's answer are proven the same. Two kinds of user code run onl
   context with its ``to_dumpable_context``/``from_dumpable_context``. Eager builds its own
   outputs, so an edit there shows in no run eager makes.
 
-Both are named here, by source for code outside torch (as exportcore.eager_code names what eager
-ran) and by name for torch's own, whose version the identity holds.
+Both are named here as the table and the registry hold them now: code outside torch by its code
+object, defaults, closure and the values of the globals it reads (exportcore.code_reads.function_digest;
+a helper it calls is such a global, by its code too), torch's own by name, whose version the
+identity holds. What they run of the user's code beyond that is recorded while ``run_decompositions``
+runs (exportcore.stages.decompose) and checked again as any witness is (exportcore.code_witnesses).
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ import sys
 import types
 from typing import Any
 
-from exportcore.code_reads import described, globals_read
-from exportcore.code_origins import source_block, versioned
-from exportcore.python_state import Reader, closure, opaque_module
+from exportcore.code_reads import function_digest
+from exportcore.code_origins import versioned
+from exportcore.python_state import Reader, opaque_module
 
 __all__ = ["program_code"]
 
@@ -98,7 +101,7 @@ def _types(spec: Any, found: set[type]) -> None:
 
 
 def _code(fn: Any, reader: Reader) -> str:
-    """A function by its source (with the globals and closure it reads) outside torch, by its name inside."""
+    """A function by its code (with its defaults, closure and the globals it reads) outside torch, by its name inside."""
     if fn is None:
         return "-"
     if isinstance(fn, functools.partial):
@@ -107,10 +110,11 @@ def _code(fn: Any, reader: Reader) -> str:
     name = f"{getattr(fn, '__module__', None)}.{getattr(fn, '__qualname__', type(fn).__qualname__)}"
     if not isinstance(code, types.CodeType) or versioned(code.co_filename):
         return name
-    source = source_block(code.co_filename, code.co_firstlineno)
-    if source is None:
-        return f"{name} (no source)@{id(fn)}"  # cannot be proven in another process: never matches there
-    return f"{name} {described(source, globals_read(code), fn.__globals__, closure(fn), reader)}"
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
+        return f"{name} {function_digest(fn.__func__, reader)} of {_value(fn.__self__, reader)}"
+    if not isinstance(fn, types.FunctionType):
+        return f"{name} (not a function)@{id(fn)}"  # cannot be proven in another process: never matches there
+    return f"{name} {function_digest(fn, reader)}"
 
 
 def _value(value: Any, reader: Reader) -> str:

@@ -31,9 +31,11 @@ import functools
 import hashlib
 import sys
 import types
+import warnings
+import weakref
 from typing import Any
 
-__all__ = ["state_digest", "Reader", "Unreadable", "opaque_module", "closure"]
+__all__ = ["state_digest", "Reader", "Unreadable", "opaque_module", "closure", "code_digest"]
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 #: Packages whose objects are described by their type only (besides the standard library's).
@@ -120,15 +122,19 @@ class Reader:
             # and what it is bound to, which its code reads through ``self``/``cls``: a module of the
             # model's tree is named by its path (state_digest), any other module, a class (a
             # classmethod's ``cls.LIMIT``) or a plain object (a hook's) by its state
-            return f"method {_name(value.__func__)} of {self(value.__self__)}"
+            return f"method {self(value.__func__)} of {self(value.__self__)}"
         bound = getattr(value, "__self__", None)
         if isinstance(value, types.BuiltinMethodType) and not isinstance(bound, (types.ModuleType, type(None))):
             # ``config.get`` kept as a lookup function: the dict it reads
             return f"builtin method {type(bound).__name__}.{value.__name__} of {self(bound)}"
         if isinstance(value, types.FunctionType) and not opaque_module(value.__module__):
-            # a closure a factory made (``make_scaler(2.0)``): the same name, other behaviour
-            return (f"function {_name(value)} {self(closure(value))} {self(value.__defaults__)} "
-                    f"{self(value.__kwdefaults__)}")
+            # by its code, not only its name: a helper redefined under the same name, or chosen at import
+            # (``if os.environ.get("FAST"): def kernel``), is another function; and a closure a factory
+            # made (``make_scaler(2.0)``): the same code, other behaviour
+            return (f"function {_name(value)} {code_digest(value.__code__)} {self(closure(value))} "
+                    f"{self(value.__defaults__)} {self(value.__kwdefaults__)}")
+        if isinstance(value, types.CodeType):
+            return f"code {code_digest(value)}"
         if isinstance(value, type) and not _opaque(value):
             # a class used as a config (``self.cfg = Cfg``, ``Cfg.limit()``): its data attributes, as an object's
             return f"class {_name(value)}{self.class_attributes(value)}"
@@ -175,7 +181,35 @@ class Reader:
         torch = self.torch
         if torch is not None and isinstance(value, (torch.finfo, torch.iinfo)):
             return repr(value)
-        return "object"  # a logger, a lock, a generator: the process's state, not the model's
+        module = (type(value).__module__ or "").partition(".")[0]
+        wrapped = vars(value).get("__wrapped__") if module == "functools" and hasattr(value, "__dict__") else None
+        if isinstance(wrapped, types.FunctionType):  # ``functools.lru_cache``'s wrapper: the function it runs
+            return f"wraps {self(wrapped)}"
+        if isinstance(value, bytearray):
+            return self(bytes(value))
+        if module == "re" and hasattr(value, "pattern") and hasattr(value, "flags"):  # pickled through copyreg
+            return f"pattern {self(value.pattern)} {self(value.flags)}"
+        if module in _VALUE_MODULES:
+            return self.reduced(value)
+        return "object"  # a logger, a lock, a generator, a pool: the process's state, not the model's
+
+    def reduced(self, value: Any) -> str:
+        """A value-like standard-library object by what pickling it keeps (an ``array.array``, a date, a path).
+
+        Such an object may hold a threshold as a dataclass does. One pickling refuses (a match
+        object) is described by its type only.
+        """
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                reduced = value.__reduce_ex__(4)
+            if isinstance(reduced, str):  # a module-level singleton, named
+                return f"named {reduced}"
+            parts = list(reduced) + [None] * (5 - len(reduced))
+            parts[3:5] = [list(part) if part is not None else None for part in parts[3:5]]
+            return f"reduced {self(parts[0])} {self(parts[1])} {self(parts[2])} {self(parts[3])} {self(parts[4])}"
+        except Exception:  # noqa: BLE001 - pickling refused: its type only
+            return "object"
 
     def class_attributes(self, cls: type) -> str:
         """The data attributes of ``cls`` and its bases outside torch and the standard library.
@@ -241,6 +275,44 @@ _CODE = (types.FunctionType, staticmethod, classmethod, property, types.MemberDe
          types.GetSetDescriptorType, types.WrapperDescriptorType, types.MethodDescriptorType, functools.cached_property)
 
 
+def code_digest(code: types.CodeType) -> str:
+    """What a code object runs, the same in every process: bytecode, constants (nested functions' code too), names.
+
+    Not its file or its lines: a checkout in another folder, or a function moved down its file,
+    runs the same.
+    """
+    try:
+        return _CODE_DIGESTS[code]
+    except (KeyError, TypeError):
+        pass
+    parts = [code.co_name, getattr(code, "co_qualname", ""), code.co_code.hex(),
+             repr((code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags)),
+             repr(code.co_names), repr(code.co_varnames), repr(code.co_freevars), repr(code.co_cellvars),
+             getattr(code, "co_exceptiontable", b"").hex(), *map(_code_constant, code.co_consts)]
+    digest = hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    try:
+        _CODE_DIGESTS[code] = digest
+    except TypeError:
+        pass
+    return digest
+
+
+#: by the code object (equal code objects run the same), for as long as it lives
+_CODE_DIGESTS: weakref.WeakKeyDictionary[types.CodeType, str] = weakref.WeakKeyDictionary()
+
+
+def _code_constant(value: Any) -> str:
+    if isinstance(value, types.CodeType):
+        return f"code {code_digest(value)}"
+    if isinstance(value, tuple):
+        return f"({','.join(map(_code_constant, value))})"
+    if isinstance(value, frozenset):  # ``x in {"a", "b"}``: its order follows string hashing, new in every process
+        return f"{{{','.join(sorted(map(_code_constant, value)))}}}"
+    if isinstance(value, (*_SCALARS, type(Ellipsis))):
+        return f"{type(value).__name__} {value!r}"
+    return type(value).__name__
+
+
 def closure(function: Any) -> dict[str, Any]:
     """What a function's closure holds, by free variable name (empty cells left out)."""
     code = getattr(function, "__code__", None)
@@ -273,6 +345,12 @@ def _fingerprint(attr: str) -> bool:
 
 def _opaque(cls: type) -> bool:
     return opaque_module(cls.__module__)
+
+
+#: Standard-library modules whose objects are values a config may hold, read by what pickling them keeps (not
+#: a logger, a lock, a thread pool: pickling one would read the process's state, a thread's name or ident).
+_VALUE_MODULES = frozenset({"array", "collections", "datetime", "pathlib", "re", "uuid", "ipaddress", "string",
+                            "operator"})
 
 
 def _slots(cls: type) -> tuple[str, ...]:

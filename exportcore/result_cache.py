@@ -39,7 +39,8 @@ __all__ = ["ResultCache", "CACHE_MODES", "FORMAT"]
 #: 3: and an installed library's version where that code is the library's.
 #: 4: and the environment variables it read (exportcore.environ_reads).
 #: 5: and a witness's closure where a module global holds it (Witness.holder).
-FORMAT = 5
+#: 6: witnesses are read again live through the paths that reached them (Witness.paths), by code object.
+FORMAT = 6
 #: ``off``: neither read nor write; ``read``: take entries, write none (e.g. a PR job on a main
 #: branch's cache); ``write``: check in full, then store; ``on``: both.
 CACHE_MODES = ("off", "read", "write", "on")

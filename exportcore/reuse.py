@@ -217,7 +217,7 @@ def store(run: Run, key: str | None, donation: Donation) -> None:
 
         identity = _identity(run, key)
         try:
-            beyond = witnesses(run.code_records[1], run.code_records[0])
+            beyond = witnesses(run.code_records[1], run.code_records[0], run.model)
         except Exception:  # noqa: BLE001 - what ran beyond the examples cannot be named: store nothing
             beyond = None
         if identity is not None and beyond is not None:

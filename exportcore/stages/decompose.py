@@ -28,29 +28,22 @@ def _same(ep: object, decomposed: object) -> bool:
 
 
 def _decompose(ctx: Run) -> tuple[Any, CodeRecord | None]:
-    """``run_decompositions()``, and what it ran of the user's code where it may run some.
+    """``run_decompositions()``, and what it ran of the user's code.
 
-    A custom op with only a CompositeImplicitAutograd kernel stays in the captured graph and is
-    lowered here by running that kernel, which may take a path no eager run takes (under
-    ``torch.compiler.is_compiling()``): that code is a witness of this walk's results
-    (exportcore.code_witnesses), or an edit to it would be served the old verdict. Recorded only
-    where the program calls an operator outside torch's own: the hook costs time on every call.
+    It may run some in every program: a decomposition a project put in torch's table and the
+    helpers that calls, a custom op's CompositeImplicitAutograd kernel (which may take a path no
+    eager run takes, under ``torch.compiler.is_compiling()``), a pytree node's functions. That
+    code is a witness of this walk's results (exportcore.code_witnesses), or an edit to it would
+    be served the old verdict, so it is recorded whatever the program calls. (The profile hook
+    costs about as much again as ``run_decompositions`` itself on a transformer encoder; a warm
+    session that is served does not decompose at all.)
     """
-    if ctx.code_records is None or not _calls_outside_torch(ctx.ep):
+    if ctx.code_records is None:
         return ctx.ep.run_decompositions(), None
     ran = CodeRecord()
     decomposed = ran.run(ctx.ep.run_decompositions)
     ctx.code_records[1].merge(ran)
     return decomposed, ran
-
-
-def _calls_outside_torch(ep: Any) -> bool:
-    from exportcore.identity import outside_torch, subgraphs
-
-    graphs = [ep.graph, *(sub.graph for _, sub in subgraphs(ep.graph_module) if hasattr(sub, "graph"))]
-    # an argument too: a higher-order op wraps a custom op (auto_functionalized(mylib.op, ...))
-    return any(outside_torch(target) for graph in graphs for node in graph.nodes
-               for target in (node.target, *node.args))
 
 
 def _exported_failure(ctx: Run) -> Failure | None:
