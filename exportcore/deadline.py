@@ -19,6 +19,11 @@ class CaseTimeout(BaseException):
     a model's own errors, and a timeout must pass through them to check() untouched.
     """
 
+    def __init__(self, message: str = "", limit: float | None = None) -> None:
+        super().__init__(message)
+        #: The limit that ran out, in seconds (an outer pytest-timeout may have made it shorter than asked).
+        self.limit = limit
+
 
 def deadline(seconds: float | None) -> contextlib.AbstractContextManager[None]:
     """Raise CaseTimeout in the running code after ``seconds`` (main thread, POSIX only).
@@ -70,7 +75,7 @@ class _Deadline:
         signal.setitimer(signal.ITIMER_REAL, self.limit)
         if self.expired:  # the limit ran out while arming (a tiny limit): the case does not start
             self.__exit__()
-            raise CaseTimeout(self._message())
+            raise CaseTimeout(self._message(), self.limit)
 
     def __exit__(self, *exc: object) -> None:
         # First: from here on a late alarm (however it was queued) is a no-op.
@@ -116,7 +121,7 @@ class _Deadline:
         # Python drops exceptions raised in gc callbacks, __del__ and weakref callbacks
         # (hypothesis runs one on every collection): if this one is lost, fire again.
         signal.setitimer(signal.ITIMER_REAL, _RERAISE_S)
-        raise CaseTimeout(self._message())
+        raise CaseTimeout(self._message(), self.limit)
 
     def _message(self) -> str:
         return f"case exceeded its time limit of {self.limit:g} s"

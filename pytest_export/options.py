@@ -8,8 +8,10 @@ Time limits, and what works where:
 
 - ``--export-timeout S`` (ini ``export_timeout``): the engine's own deadline (SIGALRM in the
   main thread). A hang in Python code (``forward``, tracing) becomes outcome ``timeout`` with
-  the stage it was in, and the session goes on. Works serially and under xdist (workers run
-  tests in their main thread); not enforced off the main thread or where SIGALRM is missing.
+  the stage it was in, and the session goes on; what builds the case (a marker test's body, a
+  zoo factory) gets the same limit of its own first (runner.call_bounded). Works serially and
+  under xdist (workers run tests in their main thread); not enforced off the main thread or
+  where SIGALRM is missing.
 - pytest-timeout (``--timeout N`` / ``@pytest.mark.timeout(N)``), when installed and
   ``--export-timeout`` is not given: the export gets 90% of N, so it stops first and
   records its stage. If pytest-timeout fires anyway (a hang in C code, torch's first

@@ -165,11 +165,11 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     funcargs = pyfuncitem.funcargs
     testargs = {arg: funcargs[arg] for arg in pyfuncitem._fixtureinfo.argnames}
     from pytest_export.dim_errors import InvalidDim, explain_dim_error
-    from pytest_export.runner import run_exportable
+    from pytest_export.runner import call_bounded, run_exportable
 
     problem = None
     try:
-        result = pyfuncitem.obj(**testargs)
+        result = call_bounded(pyfuncitem, mode, spec, options, "the test's body", lambda: pyfuncitem.obj(**testargs))
     except AssertionError as exc:  # torch refusing a Dim the test builds: one clear line, not its traceback
         problem = explain_dim_error(exc)
         if problem is None:

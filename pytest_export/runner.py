@@ -10,7 +10,7 @@ import dataclasses
 import time
 import traceback
 import warnings
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 import pytest
 
@@ -28,11 +28,13 @@ from pytest_export.session_state import ITEM_PENDING, ITEM_RECORDS
 from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
-    "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "add_record",
+    "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "add_record", "call_bounded",
     "case_from_result", "column_options", "engine_options", "error_outcome", "judge",
-    "pytest_timeout_share", "run_engine", "run_exportable", "settle_outcome", "wants_traceback", "warn_findings",
+    "pytest_timeout_share", "run_engine", "run_exportable", "settle_outcome", "time_limit", "wants_traceback",
+    "warn_findings",
 ]
 
+_T = TypeVar("_T")
 
 
 class ExportCheckFailed(pytest.fail.Exception):  # type: ignore[misc,name-defined]
@@ -89,7 +91,7 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
     examples = spec.examples if spec and spec.examples is not None else options.examples
     if examples is not None:
         kwargs["examples"] = examples
-    timeout = options.timeout if options.timeout is not None else pytest_timeout_share(item)
+    timeout = time_limit(item, options)
     if timeout is not None:
         kwargs["timeout"] = timeout
     if options.seed is not None:
@@ -219,9 +221,7 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
     case_id = item_case_id(item, mode)
     from exportcore.targets import parse_label
 
-    # --runxfail: report expected failures as if they were not marked (pytest's meaning for its own xfail)
-    runxfail = bool(getattr(item.config.option, "runxfail", False))
-    expectations = {} if runxfail else spec.expect
+    expectations = _expectations(item, spec)
     expect = expectations.get(mode) or expectations.get(parse_label(mode)[0])
     case: Case | None = None
     try:
@@ -240,10 +240,72 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
         if expect is None and engine_mode != parse_label(mode)[0] and _before_lowering(outcome):
             # The target's own export failed: the failure its export mode is expected to have.
             expect = expectations.get(engine_mode)
+    exc = _conclude(item, case, case_id, mode, outcome, expect, start)
+    if exc is not None:
+        raise exc
+
+
+def call_bounded(item: pytest.Item, mode: str, spec: ExportSpec, options: RunOptions, what: str,
+                 body: Callable[[], _T]) -> _T:
+    """Return ``body()``, what builds the case (a marker test's body, a zoo factory), stopped at the time limit.
+
+    The engine's deadline bounds the export; what builds the case runs before it, and a hang there
+    (a loop, a download that never answers) would hang the session. It gets a limit of its own, the
+    same one (--export-timeout, or pytest-timeout's share), so building a large model never eats into
+    its export's time. Past it the test's record is a timeout at stage input, the test fails naming
+    it and where it stood, and the session goes on.
+    """
+    from exportcore.deadline import CaseTimeout, deadline
+
+    start = time.perf_counter()
+    limit = time_limit(item, options)
+    try:
+        with deadline(limit):
+            return body()
+    except CaseTimeout as stopped:
+        if limit is None:
+            raise  # not this deadline's: none was armed
+        timeout = stopped
+    from exportcore.failures import case_timeout
+    from exportcore.sources import user_source
+    from exportcore.targets import parse_label
+
+    seconds = timeout.limit if timeout.limit is not None else limit
+    failure = case_timeout("input", f"{item.nodeid}: {what} ran past the time limit of {seconds:g} s before "
+                                    "returning its case")
+    option = "--export-timeout" if options.timeout is not None else "pytest-timeout's limit"
+    failure.hint = f"{what} hung or is too slow; raise {option} if it is only slow"
+    failure.source = user_source(timeout)
+    case_id = item_case_id(item, mode)
+    expectations = _expectations(item, spec)
+    expect = expectations.get(mode) or expectations.get(parse_label(mode)[0])
+    outcome = Outcome(case_id=case_id, mode=mode, status="timeout", failure=failure)
+    exc = _conclude(item, None, case_id, mode, outcome, expect, start)
+    # (a pytest_export_outcome hook may have passed it; the case still does not exist)
+    raise exc if exc is not None else ExportCheckFailed(failure.message)
+
+
+def time_limit(item: pytest.Item, options: RunOptions) -> float | None:
+    """Return the time limit of one test's case: --export-timeout, else pytest-timeout's share, else None."""
+    return options.timeout if options.timeout is not None else pytest_timeout_share(item)
+
+
+def _expectations(item: pytest.Item, spec: ExportSpec) -> dict[str, Expectation]:
+    # --runxfail: report expected failures as if they were not marked (pytest's meaning for its own xfail)
+    return {} if _runxfail(item) else spec.expect
+
+
+def _runxfail(item: pytest.Item) -> bool:
+    return bool(getattr(item.config.option, "runxfail", False))
+
+
+def _conclude(item: pytest.Item, case: Case | None, case_id: str, mode: str, outcome: Outcome,
+              expect: Expectation | None, start: float) -> BaseException | None:
+    """Settle ``outcome``, decide its verdict, leave its record for makereport; return what the test raises."""
     outcome = settle_outcome(item, case, outcome)
     verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config),
                          docs=explain.exportdb_docs(item.config.rootpath))
-    if (expect is None and not runxfail and verdict in ("failed", "error", "timeout", "crashed")
+    if (expect is None and not _runxfail(item) and verdict in ("failed", "error", "timeout", "crashed")
             and item.get_closest_marker("xfail") is None):
         # (pytest's own xfail marker, where the user put one, decides that test as pytest does)
         from pytest_export.reporting.known_failures import known_failure
@@ -260,8 +322,7 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
     # The record is made once pytest has had its last word (pytest_runtest_makereport: settle.settle).
     item.stash.setdefault(ITEM_PENDING, []).append(
         Pending(item.nodeid, case_id, mode, verdict, outcome, expect, time.perf_counter() - start))
-    if exc is not None:
-        raise exc
+    return exc
 
 
 def _before_lowering(outcome: Outcome) -> bool:

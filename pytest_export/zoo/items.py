@@ -117,7 +117,10 @@ class ZooItem(pytest.Item):
 
         zoo = self.config.stash[ZOO_OPTIONS]
         try:
-            case = build(self.entry, zoo.max_params)
+            from pytest_export.runner import call_bounded
+
+            case = call_bounded(self, self.callspec.params[MODE_PARAM], ExportSpec(), self.config.stash[OPTIONS],
+                                f"building {self.entry.zoo_id}", lambda: build(self.entry, zoo.max_params))
         except ZooSkip as exc:
             pytest.skip(str(exc))
         except ZooSpecError as exc:
