@@ -13,12 +13,15 @@ member by name and value, tensors and arrays by their bytes, containers item by 
 the standard library's functions and classes by module and name, objects of user or library
 classes (a config, a dataclass) by their attributes and their classes' data attributes (``class
 Net: LIMIT = 16``), a user's class itself (``self.cfg = Cfg``) by those data attributes, a function
-by its name with what its closure and defaults hold (``make_scaler(2.0)``), a method in a class by
-its defaults and the closure its decorator made, a bound method with the object it is bound to (a
-hook that is a method of a plain object). Objects of the standard library or of torch are
-described by their type only (a logger, a lock, a generator: their state is the process's, not the
-model's), except those that are a config's values: ``SimpleNamespace``, ``argparse.Namespace``, a
-``ConfigParser``, a mapping proxy, a deque, a slice or range, a decimal or fraction, ``torch.finfo``.
+by its code object (code_digest) with what its closure and defaults hold (``make_scaler(2.0)``; a
+helper redefined under its name is another function), a method in a class by its defaults and the
+closure its decorator made, a bound method by its function and the object it is bound to (a hook
+that is a method of a plain object). Objects of torch are described by their type only, and so
+are the standard library's that hold the process's state rather than values (a logger, a lock, a
+thread pool, a generator); the standard library's values are read: ``SimpleNamespace``,
+``argparse.Namespace``, a ``ConfigParser``, a mapping proxy, a deque, a slice or range, a decimal
+or fraction, a ``bytearray``, a compiled pattern, and by what pickling keeps of them the objects of
+_VALUE_MODULES (an ``array.array``, a date, a path, a ``UserDict``); and ``torch.finfo``.
 A tensor this module cannot read (a subclass, meta) means no digest, so the case is never served
 from the cache.
 """
