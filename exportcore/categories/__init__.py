@@ -19,11 +19,11 @@ from exportcore.categories.vocab import CATEGORIES, EAGER_HINT, ZERO_ONE
 __all__ = ["CATEGORIES", "EAGER_HINT", "ZERO_ONE", "decide", "decide_case", "format_traceback", "torch_hint"]
 
 RULES = [
-    rules_stage.by_stage, rules_python.recursion, rules_torch.host_randomness, rules_stage.constraints, rules_stage.older_torch,
-    rules_stage.inputs, rules_python.escapes, rules_stage.guards, rules_torch.torch_generator,
-    rules_torch.data_dependent, rules_torch.operator, rules_torch.higher_order, rules_torch.mutation,
-    rules_torch.spec_violation, rules_torch.raw_data, rules_torch.fake_runtime, rules_python.user_assert,
-    rules_python.graph_break,
+    rules_stage.by_stage, rules_python.recursion, rules_torch.host_randomness, rules_stage.constraints,
+    rules_stage.older_torch, rules_stage.inputs, rules_python.escapes, rules_stage.guards, rules_torch.torch_generator,
+    rules_torch.concrete_sizes_only, rules_torch.data_dependent, rules_torch.operator, rules_torch.higher_order,
+    rules_torch.mutation, rules_torch.spec_violation, rules_torch.raw_data, rules_torch.fake_runtime,
+    rules_python.user_assert, rules_python.user_raise, rules_python.graph_break,
 ]
 
 

@@ -9,7 +9,7 @@ import sys
 from exportcore.categories.facts import Facts, torch_hint, what_torch_said
 from exportcore.sources import is_user_file, stdlib_module
 
-__all__ = ["graph_break", "user_assert", "escapes", "recursion", "fallback"]
+__all__ = ["graph_break", "user_assert", "user_raise", "escapes", "recursion", "fallback"]
 
 
 # (pattern over what dynamo said, category, hint) for graph breaks in strict mode; first match wins.
@@ -118,6 +118,45 @@ def user_assert(f: Facts) -> tuple[str, ...] | None:
         return ("python.assert", "The model's own `assert` fails during export: make it hold for the example"
                 " inputs, or express it with torch._check(...)")
     return None
+
+
+def user_raise(f: Facts) -> tuple[str, ...] | None:
+    """The model's own ``raise`` fired while being traced (eager runs): its code, not torch, refused the trace.
+
+    Non-strict: the exception itself, raised by a ``raise`` in the user's file. Strict: dynamo's
+    "Observed exception" naming what the user's code raised. Either way "internal" would send the
+    user to report a bug in torch.
+    """
+    if f.stage != "capture":
+        return None
+    observed = re.search(r"raised exception (\w+)\(", f.text) if "observed exception" in f.low else None
+    if observed:
+        kind = observed.group(1)
+    elif _raised_by_user_code(f) and _own_exception(f):
+        kind = type(f.exc).__name__
+    else:
+        return None
+    return ("python.object-model", f"The model's own code raised {kind} while being traced, though eager runs:"
+            " under export it sees fake tensors (another type, no values) and torch.compiler.is_exporting() is"
+            " True. Make the check hold for traced tensors (isinstance(x, torch.Tensor), not type(x) is"
+            " torch.Tensor; torch._check(...) for a condition on sizes), or do it outside forward", "", "")
+
+
+def _own_exception(f: Facts) -> bool:
+    """Whether the user's frame raised ``f.exc`` itself: a ``raise`` on its line, or a Python exception a torch
+    op does not raise (a RuntimeError from a user line is an op's, from C++)."""
+    cls = type(f.exc)
+    if re.search(r"\braise\b", _last_line(f.tb)):
+        return True
+    if cls.__module__ == "builtins":
+        return not issubclass(cls, RuntimeError)
+    return not cls.__module__.startswith(("torch", "sympy", "numpy"))
+
+
+def _last_line(tb: str) -> str:
+    """The source line of the traceback's innermost frame ("" when it shows none)."""
+    found = re.findall(r'File "[^"]+", line \d+, in [^\n]+\n[ \t]+([^\n]+)', tb)
+    return found[-1].strip() if found else ""
 
 
 def escapes(f: Facts) -> tuple[str, ...] | None:

@@ -8,7 +8,8 @@ import traceback as tb_module
 from exportcore.categories.facts import Facts, torch_hint, what_torch_said
 from exportcore.sources import exception_chain, is_user_file
 
-__all__ = ["DATA_DEPENDENT_NAMES", "data_dependent", "host_randomness", "torch_generator", "operator", "mutation", "higher_order", "fake_runtime", "spec_violation", "raw_data"]
+__all__ = ["DATA_DEPENDENT_NAMES", "data_dependent", "host_randomness", "torch_generator", "concrete_sizes_only",
+           "operator", "mutation", "higher_order", "fake_runtime", "spec_violation", "raw_data"]
 
 
 DATA_DEPENDENT_NAMES = {"GuardOnDataDependentSymNode", "DataDependentOutputException", "DynamicOutputShapeException"}
@@ -100,6 +101,29 @@ def torch_generator(f: Facts) -> tuple[str, ...] | None:
     return ("python.object-model", "Strict export (TorchDynamo) cannot trace a torch.Generator (generator=...):"
             " draw from torch's global RNG (seeded with torch.manual_seed outside forward), or export with"
             " strict=False, which traces the draws", "", "")
+
+
+_CONCRETE_ONLY = re.compile(r"expected to contain only concrete integers|found symbolic symint at index")
+
+
+def concrete_sizes_only(f: Facts) -> tuple[str, ...] | None:
+    """A dynamic size reached a kernel that takes concrete sizes only (no SymInt support at that dispatch key).
+
+    Before the fake-kernel rule, which reads any fake-tensor failure as a custom op's wrong fake kernel:
+    here no custom op is involved. The usual case: ``torch.rand(x.shape, generator=g)`` in non-strict,
+    whose generator overload has no symbolic-size kernel.
+    """
+    if f.stage != "capture" or not _CONCRETE_ONLY.search(f.low):
+        return None
+    if re.search(r"\bgenerator\s*=", f.code) or re.search(r"\.generator\b|randn?\.generator|generator=", f.low):
+        return ("torch.dynamic-shape", "A random draw from a torch.Generator (torch.rand/randn/randint(...,"
+                " generator=...)) cannot take a dynamic size: torch has no kernel for a symbolic size with a"
+                " generator. Draw at the largest declared size and slice it (torch.rand((MAX, n), generator=g)"
+                "[: x.shape[0]]), draw from torch's seeded global RNG (no generator=), or pass the noise in as an"
+                " input", "", "")
+    return ("torch.dynamic-shape", "A dynamic size reached an op whose kernel takes concrete sizes only (no"
+            " symbolic-size support at that dispatch key): compute that size-dependent part with other ops, or"
+            " keep the dim static (Dim.STATIC) where the model allows", "", "")
 
 
 _MISSING_FAKE = re.compile(r"no fake impl|fake impl registered|does not support running with fake tensors"
