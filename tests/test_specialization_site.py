@@ -68,3 +68,14 @@ def test_looking_leaves_torchs_log_as_it_was(caplog: pytest.LogCaptureFixture) -
 def test_a_passing_model_runs_no_second_export() -> None:
     outcome = exportcore.check(Fine(), (torch.randn(4, 8, 4),), dynamic_shapes=SPEC, mode="non_strict", examples=0)
     assert outcome.status == "passed" and outcome.failure is None
+
+
+def test_no_line_is_named_where_the_specializing_code_is_not_the_users() -> None:
+    # torch's own modules fix the batch to 8: the only user frame on the stack is this test's call of
+    # check(), which is not where the model specialized; the failure names no line rather than that one
+    model = torch.nn.Sequential(torch.nn.Unflatten(0, (4, 2)), torch.nn.Flatten(0, 1))
+    outcome = exportcore.check(model, (torch.randn(8, 3),), dynamic_shapes={"input": {0: Dim("batch", max=64)}},
+                               mode="non_strict", examples=0)
+    assert outcome.status == "failed" and outcome.failure.stage == "constraints", outcome.failure
+    assert "constant (8)" in outcome.failure.message
+    assert outcome.failure.source is None, outcome.failure.source

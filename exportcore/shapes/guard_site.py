@@ -1,11 +1,12 @@
-"""Find the line of the user's code that made a non-strict export specialize a dynamic dim.
+"""Find the line of the user's code that made an export specialize a dynamic dim.
 
-Strict export names it (dynamo keeps the user's frame: "at model.py:13 in forward"); non-strict
-export raises its constraint violation after tracing, from torch's solver, with no user frame on
-the stack and none in the message (the guard's location is a line of torch's reference ops). The
-frame was on the stack when torch decided, though: non-strict tracing runs the model's forward as
-Python. So a failing non-strict export is run once more with a handler on torch's shape-guard log,
-and the first decision that fixed a symbol to the constant torch names (``set_replacement s77 = 4``
+Strict export names it from torch 2.8 on ("at model.py:13 in forward", from dynamo's message);
+non-strict export (and strict on torch 2.6-2.7) raises its constraint violation after tracing,
+from torch's solver, with no user frame on the stack and none in the message (the guard's
+location is a line of torch's reference ops). The user's frame was there when torch decided,
+though: non-strict tracing runs the model's forward as Python, and dynamo keeps the user's stack
+in its tracing context. So the failing export is run once more with a handler on torch's
+shape-guard log, and the first decision that fixed a symbol to the constant torch names (``set_replacement s77 = 4``
 or the guard ``Eq(s77, 4)``) is traced back to the deepest frame of the user's own code. Only on
 that failure path: turning the log on costs every guard a formatted message.
 """
@@ -13,6 +14,7 @@ that failure path: turning the log on costs every guard a formatted message.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 from typing import Any, Callable
@@ -23,13 +25,24 @@ from exportcore.sources import is_user_file, location
 __all__ = ["specialization_site", "specialized_to"]
 
 _LOGGER = "torch.fx.experimental.symbolic_shapes"
-_CONSTANT = re.compile(r"specialized it to be a constant \((-?\d+)\)")
+_EXPORT_ENTRY = os.path.join("torch", "export", "__init__.py")
+#: torch 2.8+ and torch 2.6-2.7 word it differently
+_CONSTANT = re.compile(r"(?:specialized it to be|inferred to be) a constant \((-?\d+)\)")
 
 
 def specialized_to(message: str) -> int | None:
     """The constant a constraint violation says a declared-dynamic dim was specialized to, if it says."""
     found = _CONSTANT.search(message)
     return int(found.group(1)) if found else None
+
+
+def _traced_stack() -> list:
+    try:
+        from torch._guards import TracingContext
+
+        return list(TracingContext.extract_stack())
+    except Exception:  # noqa: BLE001 - no tracing context (non-strict), or a torch without the API
+        return []
 
 
 def specialization_site(export: Callable[[], Any], constant: int) -> SourceLocation | None:
@@ -41,9 +54,17 @@ def specialization_site(export: Callable[[], Any], constant: int) -> SourceLocat
         def emit(self, record: logging.LogRecord) -> None:
             if found or not decision.match(record.getMessage()):
                 return
+            # strict: dynamo runs no user frame; its tracing context holds the user's stack (with whole
+            # file names, where the log's own text cuts them short)
+            user = [f for f in _traced_stack() if is_user_file(f.filename)]
+            if user:
+                found.append(location(user[-1].filename, user[-1].lineno or 0, user[-1].name, ""))
+                return
             frame = sys._getframe(1)
-            while frame is not None:
+            while frame is not None:  # non-strict: the user's forward runs as Python, under this call
                 code = frame.f_code
+                if code.co_name == "export" and code.co_filename.endswith(_EXPORT_ENTRY):
+                    return  # past the export call: the caller's line is not the model's
                 if is_user_file(code.co_filename):
                     found.append(location(code.co_filename, frame.f_lineno, code.co_name, ""))
                     return

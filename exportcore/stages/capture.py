@@ -35,7 +35,7 @@ def run(ctx: Run) -> None:
         except Exception as exc:
             prepare(ctx)
             failure = classify(exc, "capture")
-            if failure.source is None and not ctx.mode.strict:
+            if failure.source is None:
                 failure.source = _specialization_site(ctx, failure.message)
             ctx.fail(failure)
         prepare(ctx)
@@ -44,7 +44,10 @@ def run(ctx: Run) -> None:
 
 
 def _specialization_site(ctx: Run, message: str) -> SourceLocation | None:
-    """Where the user's code made non-strict tracing fix a declared-dynamic dim (torch does not say)."""
+    """Where the user's code made the tracer fix a declared-dynamic dim, where torch's error does not say.
+
+    Non-strict never says; strict says in the message from torch 2.8 on (there, not asked).
+    """
     constant = specialized_to(message)
     if constant is None:
         return None
@@ -55,7 +58,8 @@ def _specialization_site(ctx: Run, message: str) -> SourceLocation | None:
     def export() -> None:
         args, kwargs = clone_tree((ctx.args, ctx.kwargs))
         with no_leaked_hooks():
-            torch.export.export(ctx.model, args, kwargs or None, dynamic_shapes=ctx.dynamic_shapes, strict=False)
+            torch.export.export(ctx.model, args, kwargs or None, dynamic_shapes=ctx.dynamic_shapes,
+                                strict=ctx.mode.strict)
 
     try:
         return specialization_site(export, constant)
