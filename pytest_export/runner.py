@@ -1,6 +1,8 @@
 # Over 300 lines: one test's way from its return value to its record (case, export, verdict, record), read top to bottom.
 """Run one exportable test: turn its return value into a Case, export it, decide the verdict, record it.
 
+What builds the case (the test's body, a zoo factory) runs under the case's time limit too (call_bounded).
+
 torch and hypothesis load here only when a test actually runs an export.
 """
 
