@@ -54,6 +54,15 @@ FACTORIES = """
 """
 
 
+# The healthy model's export gets a limit no loaded machine comes near; the factories keep --export-timeout.
+EXPORT_LIMIT = """
+def pytest_export_run(item, case, mode, options):
+    from exportcore.check import check_case
+
+    return check_case(case, mode, **dict(options, timeout=600))
+"""
+
+
 def _records(path: Path) -> dict[str, dict[str, Any]]:
     return {r["test"].split("::")[-1]: r for r in json.loads(path.read_text())["records"]}
 
@@ -86,6 +95,9 @@ def test_a_hanging_test_body_times_out_naming_the_test_and_the_others_are_kept(p
 
 def test_a_hanging_zoo_factory_times_out_naming_the_model_and_the_others_are_kept(project):
     pytest.importorskip("torch")
+    from conftest import RECORDER
+
+    project.makeconftest(RECORDER + EXPORT_LIMIT)
     project.makepyfile(mymodels=FACTORIES)
     result = project.runpytest_subprocess("-p", "no:cacheprovider", LIMIT, "--export-report=r.json",
                                           "--export-model=mymodels:hangs", "--export-model=mymodels:fine",
