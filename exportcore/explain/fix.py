@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from exportcore.checks.small_sizes import failed_size
 from exportcore.explain.bounds import Violation, solve, violations
-from exportcore.explain.specs import dim_bounds, render_spec, replace_bounds, spec_changes
+from exportcore.explain.specs import dim_bounds, render_spec, replace_bounds, spec_changes, unpinned
 from exportcore.outcome import Failure, SpecFix
 
 if TYPE_CHECKING:
@@ -108,7 +108,17 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
         if again is None:
             break
         spec, reason = again, ""
-    if not reason and not example_changes and pins_example_size(run.dynamic_shapes, spec):
+    candidate = None if reason else unpinned(run.dynamic_shapes, spec)
+    relaxed = None
+    if candidate is not None:
+        exports += 1
+        verdict = _verify(run, candidate, recheck, args, kwargs, as_run=whole)
+        relaxed = (candidate, _finding_kinds(verdict)) if verdict.status == "passed" else None
+    if relaxed is not None:  # the least restrictive fix that passes: the pin was torch's solver's, not the model's
+        spec, found = relaxed
+        origin = f"{origin}, then {_UNPINNED_ORIGIN}" if origin else _UNPINNED_ORIGIN
+        status = "verified"
+    elif not reason and not example_changes and pins_example_size(run.dynamic_shapes, spec):
         # The pin passes only because the example already had that size; it proves nothing about the model.
         notes = ["not verified: it pins a dim to its example size (0 or 1), and export specializes example sizes"
                  " 0 and 1 whatever the model does; keep it static only if the model really needs that size"] + notes
@@ -124,6 +134,11 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
         seconds=round(time.perf_counter() - start, 3), findings=found if status == "verified" else [],
         verified_by=verified_by,
     )
+
+
+#: SpecFix.origin's tail when a pin torch suggested was given back its range (exportcore.explain.specs.unpinned).
+_UNPINNED_ORIGIN = ("the dims it pins kept dynamic over their declared range (Dim.DYNAMIC): torch's solver could not"
+                    " prove a guard there, yet the export keeps it and passes")
 
 
 def _floor_fix(run: Run, recheck: Recheck, name: str, size: int, start: float) -> SpecFix | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["replace_bounds", "render_spec", "dim_bounds", "spec_changes"]
+__all__ = ["replace_bounds", "render_spec", "dim_bounds", "spec_changes", "unpinned"]
 
 
 def _tds() -> Any:
@@ -100,6 +100,55 @@ def replace_bounds(dynamic_shapes: Any, bounds: dict[str, tuple[int, int | None]
         return value
 
     return _map(dynamic_shapes, visit)
+
+
+def unpinned(declared: Any, fixed: Any) -> Any | None:
+    """Return ``fixed`` with every dim it pins to a size where ``declared`` had a Dim given back its declared
+    range as ``Dim.DYNAMIC(min=, max=)``, or None when it pins none (or this torch has no bounded hints).
+
+    torch's solver pins a dim when it cannot prove a guard over the declared range (``(3*b - 1) // b == 2``
+    holds for every b >= 2): a hint makes export keep the guard instead of proving it, and raise if the
+    dim really specializes. One Dim shared by several inputs becomes one hint each: their equality is no
+    longer declared (export still guards it where the model needs it).
+    """
+    from torch.export import Dim
+
+    found = [False]
+
+    def hint(lo: int, hi: int | None) -> Any:
+        try:
+            return Dim.DYNAMIC(min=lo, max=hi) if hi is not None else Dim.DYNAMIC(min=lo)
+        except TypeError:  # torch 2.6: hints take no bounds, and an unbounded one is not the declared range
+            raise _NoBoundedHints from None
+
+    def walk(before: Any, after: Any) -> Any:
+        if isinstance(before, dict) and isinstance(after, dict):
+            return {k: walk(before.get(k), v) for k, v in after.items()}
+        if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)) and len(before) == len(after) \
+                and not hasattr(after, "_fields"):
+            return type(after)(walk(b, a) for b, a in zip(before, after))
+        if not isinstance(after, int) or isinstance(after, bool):
+            return after
+        root = before.root if _is_derived(before) else before
+        if not _is_dim(root):
+            return after
+        lo, hi = _bound(root.min) or 0, _bound(root.max)
+        if _is_derived(before):
+            if hi is None:
+                return after
+            lo, hi = sorted((int(before.fn(lo)), int(before.fn(hi))))
+        found[0] = True
+        return hint(lo, hi)
+
+    try:
+        relaxed = walk(declared, fixed)
+    except _NoBoundedHints:
+        return None
+    return relaxed if found[0] else None
+
+
+class _NoBoundedHints(Exception):
+    pass
 
 
 def render_spec(dynamic_shapes: Any) -> str:
