@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ExportableMixin"]
 
+# unittest leaves out the frames of a module that sets this (as its own assert methods' are): a
+# failing assertExportable points at the test's line, not at this file.
+__unittest = True
+
 
 class ExportableMixin:
     """Mix into a ``unittest.TestCase`` to get ``assertExportable`` and ``recordExportOutcome``."""
@@ -47,6 +51,7 @@ class ExportableMixin:
         marker). ``options``: those of the ``export_check`` fixture (checks, rtol, atol, examples,
         inputs, case_id).
         """
+        __tracebackhide__ = True  # pytest's counterpart of __unittest above
         if dynamic_shapes is not None:
             options["dynamic_shapes"] = dynamic_shapes
         outcomes = [self._check_one(model, args, kwargs, mode, options) for mode in self._modes(modes)]
@@ -57,8 +62,10 @@ class ExportableMixin:
             from pytest_export.rendering.failure_text import failure_text
 
             # The verified fix is pasted here, not into the marker (refused on a TestCase method).
-            text = "\n\n".join(failure_text(o, show_traceback=self._wants_traceback(),
-                                             fix_into="self.assertExportable(...)") for o in unknown)
+            full = self._wants_traceback()
+            texts = [failure_text(o, show_traceback=full, fix_into="self.assertExportable(...)",
+                                  under_pytest=self._pytest_export_item is not None) for o in unknown]
+            text = "\n\n".join(texts if full else _shown_once(unknown, texts))
             if known:  # one test, several modes: say why the others' failures are not reported above
                 text += "\n\n" + "\n".join(f"also failing, as known: {o.mode}: {known[id(o)]}"
                                              for o in bad if id(o) in known)
@@ -147,3 +154,25 @@ class ExportableMixin:
         # unittest they would land between the test lines, once per failing case; the failure text says it.
         with torch_logs_hidden():
             return exportcore.check(model, args, kwargs, mode=mode, **options)
+
+
+def _shown_once(outcomes: list[Outcome], texts: list[str]) -> list[str]:
+    """Each mode's failure text, a mode that fails exactly as an earlier one shortened to a reference.
+
+    A data-dependent branch fails the same way in every mode: dozens of lines each time. As for a
+    marker test (pytest_export.settle.refer_to_earlier), the first mode shows it in full.
+    """
+    first: dict[str, str] = {}
+    out = []
+    for outcome, text in zip(outcomes, texts):
+        head, _, body = text.partition("\n")
+        earlier = first.setdefault(body, outcome.mode)
+        if earlier == outcome.mode:
+            out.append(text)
+            continue
+        lines = body.splitlines()
+        kept = [head, *lines[:1], *[line for line in lines[1:2] if line.startswith("  at ")]]
+        kept.append(f"  same failure as {earlier}: shown in full above")
+        out.append("\n".join(kept))
+    return out
+

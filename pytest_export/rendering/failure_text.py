@@ -45,12 +45,15 @@ def exportdb_page(name: str, docs: str | None) -> str | None:
 
 
 def failure_text(outcome: Outcome, *, show_traceback: bool = False, lead: str = "", docs: str | None = None,
-                 fix_into: str = "@pytest.mark.exportable(...)") -> str:
+                 fix_into: str = "@pytest.mark.exportable(...)", under_pytest: bool = True) -> str:
     """Return the report for a non-passing outcome: headline block, detail, torch traceback on request.
 
     ``fix_into``: where the test takes a verified fix's ``dynamic_shapes=`` (the marker, or the call
-    that checked it: ``self.assertExportable(...)``).
+    that checked it: ``self.assertExportable(...)``). ``under_pytest``: False under plain unittest,
+    where pytest's ``-vv`` and ``--tb=long`` mean nothing: the text says to run the test under pytest.
     """
+    more = "-vv shows all" if under_pytest else "run the test under pytest with -vv to show all"
+    hidden = "use --tb=long or -vv to show it" if under_pytest else "run the test under pytest with --tb=long to show it"
     failure = outcome.failure
     lines = [lead] if lead else []
     if failure is None:
@@ -82,7 +85,7 @@ def failure_text(outcome: Outcome, *, show_traceback: bool = False, lead: str = 
         shown = body if show_traceback else body[:_DETAIL_LINES]
         lines.extend(f"  {line}" for line in shown)
         if len(shown) < len(body):
-            lines.append(f"  ... ({len(body) - len(shown)} more lines; -vv shows all)")
+            lines.append(f"  ... ({len(body) - len(shown)} more lines; {more})")
     lines.extend(_counterexample(outcome))
     lines.extend(_findings(outcome))
     lines.extend(_constraints(outcome))
@@ -94,7 +97,7 @@ def failure_text(outcome: Outcome, *, show_traceback: bool = False, lead: str = 
             lines.extend(f"  {line}" for line in failure.traceback.rstrip().splitlines())
         else:
             lines.append("")
-            lines.append("(torch's internal traceback hidden: use --tb=long or -vv to show it)")
+            lines.append(f"(torch's internal traceback hidden: {hidden})")
     return "\n".join(lines)
 
 

@@ -88,3 +88,34 @@ def test_mixin_under_plain_unittest(pytester) -> None:
     assert "test_mlp (test_suite.ModelTests" in proc.stderr and "ok" in proc.stderr
     assert "export failed in non_strict: stage capture" in proc.stderr
     assert "FAILED (failures=1)" in proc.stderr
+
+
+ALL_MODES = SUITE.replace('self.assertExportable(DataDependent(), (torch.ones(2, 3),), modes=["non_strict"])',
+                          "self.assertExportable(DataDependent(), (torch.ones(2, 3),))")
+
+
+def test_a_failure_shared_by_modes_is_shown_once_and_the_mixin_is_not_in_the_traceback(pytester) -> None:
+    # the data-dependent branch fails the same way in every mode: one full report, then references
+    assert ALL_MODES != SUITE
+    pytester.makepyfile(test_suite=ALL_MODES)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "branch")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    # strict fails in dynamo's words, non_strict and training alike: two reports, one reference
+    assert out.count("hint:") == 2, out
+    assert "export failed in training: stage capture, category data-dependent" in out
+    assert "same failure as non_strict: shown in full above" in out
+    assert "pytest_export/unittest.py" not in out  # __tracebackhide__: the test's own line is the frame shown
+    full = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "branch", "-vv")
+    assert "same failure as" not in full.stdout.str()
+
+
+def test_under_plain_unittest_the_text_names_no_pytest_flag_it_cannot_take(pytester) -> None:
+    path = pytester.makepyfile(test_suite=ALL_MODES)
+    proc = subprocess.run([sys.executable, "-m", "unittest", f"{path.stem}.ModelTests.test_branch"],
+                          cwd=pytester.path, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 1, proc.stderr
+    err = proc.stderr
+    assert "use --tb=long or -vv" not in err and "run the test under pytest with --tb=long to show it" in err
+    assert "pytest_export/unittest.py" not in err  # __unittest: unittest leaves the mixin's frames out
+    assert err.count("hint:") == 2 and "same failure as non_strict" in err
