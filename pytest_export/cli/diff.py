@@ -77,5 +77,7 @@ def run_diff(old: str, new: str, outputs: Sequence[str], *, verbose: bool = Fals
     print(render_text(result, verbose=verbose))
     for side, report in (("OLD", before), ("NEW", after)):
         if not report.complete:
-            print(f"warning: {side} report is incomplete (its session was interrupted)", file=sys.stderr)
+            # a merge with missing shards says so in stop_reason: not every incomplete report was interrupted
+            why = report.stop_reason or "its session was interrupted"
+            print(f"warning: {side} report is incomplete ({why})", file=sys.stderr)
     return 1 if result.regressed else 0

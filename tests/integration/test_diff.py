@@ -168,3 +168,20 @@ def test_module_entry_point(reports: tuple[Path, Path]) -> None:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert "test_flatten [non_strict]" in proc.stdout
+
+
+def test_an_incomplete_report_says_why_it_is_incomplete(reports: tuple[Path, Path], tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # a merge with a shard missing is incomplete without any session having been interrupted
+    old, _ = reports
+    data = json.loads(old.read_text())
+    data.update(complete=False, stop_reason="shard 2 of 2 is missing: merged without it (--allow-missing-shards)")
+    merged = tmp_path / "merged.json"
+    merged.write_text(json.dumps(data))
+    main(["diff", str(old), str(merged)])
+    err = capsys.readouterr().err
+    assert "warning: NEW report is incomplete (shard 2 of 2 is missing" in err and "interrupted" not in err
+    data.update(stop_reason="")
+    merged.write_text(json.dumps(data))
+    main(["diff", str(old), str(merged)])
+    assert "NEW report is incomplete (its session was interrupted)" in capsys.readouterr().err
