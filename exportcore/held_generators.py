@@ -3,13 +3,15 @@
 A generator is state as much as a buffer: eager advances it, and each program must start where eager
 did. Models keep one directly (``self.gen``), in a list or dict, in a ``SimpleNamespace`` config, on
 a helper object (``self.noise = Noise()`` with ``noise.gen``), in a hook's closure or a
-``functools.partial``. A generator missed here is advanced by eager and never put back, and two
+``functools.partial``, or in a module global their class's code names (``GEN = torch.Generator()``).
+torch's default generators are not among them: every side seeds those itself. A generator missed here is advanced by eager and never put back, and two
 eager runs from "the same state" then differ: a correct model blamed as not reproducible.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import types
 from typing import Any
 
@@ -21,6 +23,7 @@ _SCALARS = (bool, int, float, complex, str, bytes, type(None), range, slice)
 #: Objects looked into, at most: a tokenizer's vocabulary on a helper must not make a snapshot slow.
 _BUDGET = 20_000
 _DEPTH = 8
+_ITEMS = 1_000  # of one container: a table of a million ids on a helper holds no generator past its head
 
 
 def held_generators(model: Any) -> list[tuple[str, Any]]:
@@ -113,9 +116,9 @@ def _parts(value: Any) -> list[tuple[str, Any]]:
     from exportcore.python_state import closure, opaque_module
 
     if isinstance(value, dict):
-        return [(f"[{k!r}]", v) for k, v in list(value.items())]
+        return [(f"[{k!r}]", v) for k, v in itertools.islice(value.items(), _ITEMS)]
     if isinstance(value, (list, tuple, set, frozenset)):
-        return [(f"[{i}]", v) for i, v in enumerate(list(value))]
+        return [(f"[{i}]", v) for i, v in enumerate(itertools.islice(value, _ITEMS))]
     if isinstance(value, functools.partial):
         return [(f".args[{i}]", v) for i, v in enumerate(value.args)] + \
                [(f".keywords[{k!r}]", v) for k, v in value.keywords.items()]
