@@ -35,8 +35,8 @@ def _decompose(ctx: Run) -> tuple[Any, CodeRecord | None]:
     eager run takes, under ``torch.compiler.is_compiling()``), a pytree node's functions. That
     code is a witness of this walk's results (exportcore.code_witnesses), or an edit to it would
     be served the old verdict, so it is recorded whatever the program calls. (The profile hook
-    costs about as much again as ``run_decompositions`` itself on a transformer encoder; a warm
-    session that is served does not decompose at all.)
+    adds a half to the whole of ``run_decompositions``' own time, 0.5-0.9 s on a four-layer
+    transformer encoder; a session that is served does not decompose at all.)
     """
     if ctx.code_records is None:
         return ctx.ep.run_decompositions(), None
