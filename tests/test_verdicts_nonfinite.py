@@ -144,3 +144,17 @@ def test_size_one_where_eager_answers_only_nan_is_noted_as_not_compared():
     out = exportcore.check(StdScaled(), (x,), dynamic_shapes=spec, examples=4)
     assert out.status == "passed", out.failure and out.failure.headline()
     assert any(n.startswith("size 1 of b") and "entirely NaN/inf" in n for n in out.notes), out.notes
+
+
+class AllNan(torch.nn.Module):
+    def forward(self, x):
+        return torch.log(-1 - x.abs())  # NaN everywhere, for every input
+
+
+def test_examples_on_which_eager_answers_only_nan_are_noted_as_not_compared():
+    x = torch.randn(4, 3)
+    ep = torch.export.export(AllNan(), (x,))
+    assert torch.isnan(ep.module()(x)).all() and torch.isnan(AllNan()(x)).all()  # the truth: nothing to compare
+    out = exportcore.check(AllNan(), (x,))
+    assert out.status == "passed", out.failure and out.failure.headline()
+    assert any(n.startswith("the example inputs: eager's outputs are entirely NaN/inf") for n in out.notes), out.notes

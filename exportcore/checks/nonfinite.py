@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["NOT_COUNTED", "nothing_to_compare", "blame_factory"]
 
 #: The discard message of a drawn shape whose eager outputs are entirely non-finite (read back by accept).
-NOT_COUNTED = "eager's outputs are entirely NaN/inf at this shape: comparing them checks nothing"
+NOT_COUNTED = "eager's outputs are entirely NaN/inf there: comparing them checks nothing"
 
 
 def nothing_to_compare(outputs: Any) -> bool:
