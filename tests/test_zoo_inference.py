@@ -48,8 +48,33 @@ def test_timm_image_dims_follow_pretrained_cfg() -> None:
     dims = free.dynamic_shapes[0]
     assert sorted(dims) == [0, 2, 3] and dims[2].max == cfg["input_size"][1]
     vit = build(expand(["timm:test_vit"])[0])  # dynamic_img_size: multiples of the patch size
-    assert vit.model.dynamic_img_size and "patch size 16x16" in vit.note
+    assert vit.model.dynamic_img_size and "patch size 16x16 from two patches (32..160" in vit.note
     assert vit.dynamic_shapes[0][2].__name__.startswith("16*")  # str() of a derived Dim is a class repr on 2.6
+    # from two patches: torch narrows a one-patch minimum away, so 16x16 is not promised
+    assert vit.dynamic_shapes[0][2].root.min == 2 and vit.dynamic_shapes[0][3].root.min == 2
+
+
+class _Timmish(torch.nn.Module):
+    """A model with only the metadata image_spec reads (timm's pretrained_cfg and feature_info)."""
+
+    def __init__(self, size: int, reduction: int, **cfg: object) -> None:
+        super().__init__()
+        self.pretrained_cfg = {"input_size": (3, size, size), "fixed_input_size": False, **cfg}
+        self.feature_info = [{"reduction": reduction // 2}, {"reduction": reduction}]
+
+
+def test_timm_image_dims_never_start_below_two_reductions() -> None:
+    from exportcore.zoo.timm_zoo import image_spec, total_reduction
+
+    assert total_reduction(_Timmish(96, 32)) == 32 and total_reduction(torch.nn.Linear(2, 2)) is None
+    _, dims, note = image_spec(_Timmish(96, 32))  # half of 96 is 48: under two reductions of 32
+    assert (dims[2].min, dims[2].max) == (64, 96) and "at least two reductions of 32 (feature_info)" in note
+    _, dims, note = image_spec(_Timmish(224, 32, min_input_size=(3, 32, 32)))
+    assert dims[3].min == 64 and "min_input_size, at least two reductions" in note
+    _, dims, note = image_spec(_Timmish(160, 32))  # half the default size is already above: unchanged
+    assert (dims[2].min, dims[2].max) == (80, 160) and "reductions" not in note
+    _, dims, note = image_spec(_Timmish(48, 32))  # no range fits: the batch only, and the row says why
+    assert dims == {} and "only the batch is dynamic: H/W from 64x64" in note
 
 
 def test_hf_text_inputs_stay_in_vocab_and_positions() -> None:

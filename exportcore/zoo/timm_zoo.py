@@ -2,7 +2,16 @@
 
 Image H/W are dynamic only where timm says the size is not fixed: ``fixed_input_size`` false (from
 ``min_input_size``, or half the default size where none is declared, up to the default size), or a
-ViT built with ``dynamic_img_size`` (multiples of its patch size).
+ViT built with ``dynamic_img_size`` (multiples of its patch size). Never below two reductions (two
+patches; twice the stride of the last feature map, from ``feature_info``): a one-patch image, or a last
+feature map of one pixel, is a size torch specializes or narrows away, not one the model is used at.
+Where that leaves no range (a default size under two reductions) only the batch is dynamic, and the
+note says why.
+
+Plain ranges for the strided networks, not multiples of the reduction (``32*k``): torch.export then
+needs no divisibility proof, but its ``ep.module()`` does not refuse a non-multiple (torch 2.15's input
+check truncates the solved ``k`` to an integer), so every such model would fail the reject check on an
+image one pixel off a multiple.
 """
 
 from __future__ import annotations
@@ -44,10 +53,15 @@ def image_spec(model: Any) -> tuple[tuple[int, int, int], dict[int, Any], str]:
     patch = getattr(getattr(model, "patch_embed", None), "patch_size", None)
     if getattr(model, "dynamic_img_size", False) and patch:
         ph, pw = (patch, patch) if isinstance(patch, int) else (int(patch[0]), int(patch[1]))
-        h = torch.export.Dim("patches_h", min=1, max=max(2, height // ph))
-        w = torch.export.Dim("patches_w", min=1, max=max(2, width // pw))
+        if height // ph < 2 or width // pw < 2:
+            return ((channels, height, width), {}, f"{size}; only the batch is dynamic: the default size holds "
+                    f"fewer than two {ph}x{pw} patches (dynamic_img_size)")
+        # From two patches: torch narrows a one-patch minimum to two (the image is not one it keeps).
+        h = torch.export.Dim("patches_h", min=2, max=height // ph)
+        w = torch.export.Dim("patches_w", min=2, max=width // pw)
         return ((channels, height - height % ph, width - width % pw), {2: ph * h, 3: pw * w},
-                f"{size}; H/W dynamic in multiples of the patch size {ph}x{pw} (dynamic_img_size)")
+                f"{size}; H/W dynamic in multiples of the patch size {ph}x{pw} from two patches "
+                f"({2 * ph}..{height - height % ph} x {2 * pw}..{width - width % pw}, dynamic_img_size)")
     if cfg.get("fixed_input_size", False):
         return (channels, height, width), {}, f"{size}; H/W static (fixed_input_size)"
     least = cfg.get("min_input_size")
@@ -55,6 +69,13 @@ def image_spec(model: Any) -> tuple[tuple[int, int, int], dict[int, Any], str]:
         low_h, low_w, why = int(least[1]), int(least[2]), "min_input_size"
     else:
         low_h, low_w, why = max(2, height // 2), max(2, width // 2), "half the default size: timm declares no minimum"
+    reduction = total_reduction(model)
+    if reduction and (low_h < 2 * reduction or low_w < 2 * reduction):
+        low_h, low_w = max(low_h, 2 * reduction), max(low_w, 2 * reduction)
+        why += f", at least two reductions of {reduction} (feature_info)"
+    if low_h >= height or low_w >= width:
+        return ((channels, height, width), {}, f"{size}; only the batch is dynamic: H/W from {low_h}x{low_w} ({why}) "
+                f"leaves no range up to the default size")
     dims: dict[int, Any] = {}
     if low_h < height:
         dims[2] = torch.export.Dim("height", min=low_h, max=height)
@@ -62,3 +83,13 @@ def image_spec(model: Any) -> tuple[tuple[int, int, int], dict[int, Any], str]:
         dims[3] = torch.export.Dim("width", min=low_w, max=width)
     return (channels, height, width), dims, f"{size}; H/W dynamic {low_h}..{height} x {low_w}..{width} ({why}, " \
         "fixed_input_size false)"
+
+
+def total_reduction(model: Any) -> int | None:
+    """Return the stride of a timm model's last feature map (``feature_info``), or None where it says none."""
+    info = getattr(model, "feature_info", None)
+    try:
+        reductions = [int(f["reduction"]) for f in info] if isinstance(info, list) else list(info.reduction())
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return None
+    return max(reductions) if reductions else None
