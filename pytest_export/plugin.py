@@ -294,6 +294,7 @@ class Controller:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.owners: Any = None  # unique_keys.KeyOwners, made with the first record
+        self.zoo_first = False  # the matrix was printed ahead of pytest's FAILURES (a zoo run)
 
     @pytest.hookimpl(tryfirst=True)  # a duplicate key fails the report before the terminal, junit and journal see it
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -317,8 +318,26 @@ class Controller:
             attach(report, admitted)  # the journal and junit read the report after us
             fail_report(report, problems)
 
+    @pytest.hookimpl(wrapper=True, tryfirst=True, specname="pytest_terminal_summary")
+    def pytest_terminal_summary_zoo_first(self, terminalreporter: Any) -> Generator[None, None, None]:
+        """A zoo run leads with its pass rates, ranked causes and matrix: before pytest's FAILURES section.
+
+        pytest's own summary is a wrapper that prints FAILURES before any plain implementation runs; an
+        outer (tryfirst) wrapper prints first. A session without zoo cases keeps the matrix below.
+        """
+        from pytest_export.rendering.zoo_rates import family_of
+
+        self.zoo_first = any(family_of(r.case) for r in self.config.stash[RECORDS])
+        if self.zoo_first:
+            self._matrix(terminalreporter, "export zoo: pass rates, failure causes, matrix")
+        return (yield)
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        """Print the cases x modes matrix."""
+        """Print the cases x modes matrix (a zoo run printed it first)."""
+        if not self.zoo_first:
+            self._matrix(terminalreporter, "export matrix")
+
+    def _matrix(self, terminalreporter: Any, title: str) -> None:
         if self.config.get_verbosity() < -1 or not self.config.stash[RECORDS]:
             return
         from pytest_export.rendering.summary import MAX_ROWS, summary_lines
@@ -328,7 +347,7 @@ class Controller:
         lines = summary_lines(self.config.stash[RECORDS], options.known_columns(),
                               max_rows=None if full else MAX_ROWS, slowest=options.slowest, verbose=full)
         if lines:
-            terminalreporter.write_sep("=", "export matrix")
+            terminalreporter.write_sep("=", title)
             for line in lines:
                 terminalreporter.write_line(line)
 

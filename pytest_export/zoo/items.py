@@ -110,7 +110,18 @@ class ZooItem(pytest.Item):
         from exportcore.case import Case
 
         result = Case(model=case.model, args=case.args, kwargs=case.kwargs, dynamic_shapes=case.dynamic_shapes)
-        run_exportable(self, result, column, ExportSpec(), self.config.stash[OPTIONS])
+        try:
+            run_exportable(self, result, column, ExportSpec(), self.config.stash[OPTIONS])
+        except pytest.fail.Exception as exc:
+            headline = getattr(exc, "headline", None)  # runner.ExportCheckFailed: a failure's report
+            full = self.config.get_verbosity() > 0 or self.config.getoption("tbstyle", "auto") == "long"
+            if headline is None or full:
+                raise
+            from pytest_export.runner import ExportCheckFailed
+
+            # A zoo run checks dozens of models: one line each in pytest's FAILURES section (the rates and
+            # causes above say the rest). The record was made before the raise: the reports keep the whole text.
+            raise ExportCheckFailed(f"{headline} (whole report: -v, or --export-report)", headline) from None
 
     def _build(self) -> ZooCase:
         from exportcore.zoo import ZooSkip, ZooSpecError, build
