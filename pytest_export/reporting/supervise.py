@@ -15,9 +15,11 @@ the same command line started again, which costs one more start of pytest (about
 pytest.main() inside another program is left alone (the caller owns that process); there
 reporting/journal.py's detached watcher still recovers, a moment later.
 
-The supervisor forwards SIGTERM, SIGHUP, SIGUSR1/2 to the child and ignores SIGINT: a Ctrl-C
-reaches the child straight from the terminal (same process group), and a second one forwarded
-would cut its report writing short.
+The supervisor forwards SIGTERM, SIGHUP, SIGUSR1/2 to the child. SIGINT is forwarded only when
+a process sent it (``kill -INT <pid>``: the pid a user sees is the supervisor's): a Ctrl-C the
+terminal sends reaches the child straight (same process group), and a second one forwarded would
+cut its report writing short. The two are told apart by the signal's origin (``si_code``), read
+with ``sigtimedwait`` where the platform has it (not macOS: there SIGINT is left to the terminal).
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ def maybe_supervise(early_config: Any) -> None:
         signal.signal(getattr(signal, name), lambda signum, _frame: _send(pid, signum))
     # A Python handler, not SIG_IGN: set after the child started, it is not inherited.
     signal.signal(signal.SIGINT, lambda _signum, _frame: None)
-    status = _wait(pid)
+    status = _wait_forwarding_interrupts(pid) if hasattr(signal, "sigtimedwait") else _wait(pid)
     try:
         _recover(listing, status)
     finally:
@@ -122,6 +124,26 @@ def _send(pid: int, signum: int) -> None:
         os.kill(pid, signum)
     except ProcessLookupError:
         pass  # it has just ended: the wait below collects it
+
+
+#: Linux's si_code for a signal the kernel sent: the terminal's Ctrl-C (a kill() is SI_USER, 0).
+_SI_KERNEL = 0x80
+
+
+def _wait_forwarding_interrupts(pid: int) -> int:
+    """Wait for the child, passing on each SIGINT a process sent to the supervisor (not the terminal's)."""
+    # Blocked, a SIGINT stays pending for sigtimedwait, which says where it came from.
+    signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
+    try:
+        while True:
+            done, raw = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(raw)
+            info = signal.sigtimedwait([signal.SIGINT], 0.2)
+            if info is not None and info.si_code != _SI_KERNEL:
+                _send(pid, signal.SIGINT)
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
 
 
 def _wait(pid: int) -> int:

@@ -1,0 +1,63 @@
+"""``kill -INT`` on the pytest process a user sees stops the run, with its reports written.
+
+With ``--export-report`` that process is the supervisor (pytest_export/reporting/supervise.py),
+the session its child. A Ctrl-C reaches both from the terminal; a SIGINT sent to the supervisor's
+pid alone reached nothing: the supervisor ignored it and the run went on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.machinery,
+              pytest.mark.skipif(not hasattr(signal, "sigtimedwait"), reason="no siginfo here (macOS, Windows)")]
+
+TESTS = """
+import os
+import time
+
+import pytest
+from exportcore import Case
+
+
+@pytest.mark.exportable(modes=["non_strict"])
+def test_a_first():
+    return Case(model=lambda x: x, args=(1,))
+
+
+def test_b_waits():
+    open("waiting", "w").close()
+    time.sleep(600)
+"""
+
+
+def test_sigint_to_the_visible_process_stops_the_run_with_reports(tmp_path: Path) -> None:
+    (tmp_path / "test_slow.py").write_text(TESTS)
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--export-report=r.json"],
+                            cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)  # no terminal, a group of its own: only our kill reaches it
+    try:
+        end = time.monotonic() + 300
+        while not (tmp_path / "waiting").exists():
+            assert proc.poll() is None and time.monotonic() < end, proc.communicate()[0]
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGINT)  # the supervisor's pid, as `kill -INT <pid>` of `python -m pytest`
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 2, out  # pytest's "interrupted"
+    assert "KeyboardInterrupt" in out
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [(r["test"].split("::")[-1], r["verdict"]) for r in report["records"]] == [
+        ("test_a_first[non_strict]", "passed")]
