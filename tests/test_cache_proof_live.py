@@ -16,7 +16,7 @@ import torch
 from torch._decomp import global_decomposition_table
 
 from exportcore.result_cache import ResultCache
-from processes import _CHECK, last_lines
+from processes import last_lines
 from sessions import check, edit_rechecked, helper_edit_rechecked, served, write_module
 
 aten = torch.ops.aten
@@ -276,8 +276,25 @@ class Gated(torch.nn.Module):
 '''
 
 
+SESSION = """
+import sys
+
+import torch
+from torch.export import Dim
+
+import exportcore
+from exportcore.result_cache import ResultCache
+{model}
+
+x = torch.randn(8, 3, generator=torch.Generator().manual_seed(0))
+outcome = exportcore.check(Gated(), (x,), dynamic_shapes={{"x": {{0: Dim("n", min=2, max=64)}}}}, mode="strict",
+                           case_id="case", cache=ResultCache(sys.argv[1]))
+print(outcome.status, outcome.reused_from)
+"""
+
+
 def test_unchanged_code_reached_through_its_paths_is_served_in_a_new_process(tmp_path) -> None:
     # Each path's digest is the same in every process (str hashes differ: a frozenset constant's order does).
-    lines = last_lines(_CHECK.format(model=IN_NEW_PROCESSES, name="Gated"), tmp_path, random_hashes=True)
+    lines = last_lines(SESSION.format(model=IN_NEW_PROCESSES), tmp_path, random_hashes=True)
     assert lines[0] == "passed None", lines[0]
     assert lines[1].startswith("passed cache: strict, "), lines[1]
