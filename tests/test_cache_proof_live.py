@@ -202,20 +202,24 @@ def test_a_threshold_in_a_standard_library_container_is_read_by_value(tmp_path) 
 
 IMPORTED_BY_NAME = '''
 import importlib
+from importlib import import_module
 
 import torch
 
 
 class Chunked(torch.nn.Module):
     def forward(self, x):
-        if torch.compiler.is_compiling() or x.shape[0] <= importlib.import_module("pte_literal_cfg").LIMIT:
+        if torch.compiler.is_compiling() or x.shape[0] <= {read}.LIMIT:
             return x.sin()
         return x.sin() + 0.5
 '''
 
 
-def test_a_config_read_through_import_module_with_a_literal_name_is_read(tmp_path) -> None:
-    helper_edit_rechecked(tmp_path, "pte_literal_cfg", "LIMIT = {limit}\n", IMPORTED_BY_NAME, "Chunked")
+@pytest.mark.parametrize("read", ['importlib.import_module("pte_literal_cfg")', 'import_module("pte_literal_cfg")',
+                                  '__import__("pte_literal_cfg")'])
+def test_a_config_read_through_import_module_with_a_literal_name_is_read(tmp_path, read) -> None:
+    model = IMPORTED_BY_NAME.replace("{read}", read)
+    helper_edit_rechecked(tmp_path, "pte_literal_cfg", "LIMIT = {limit}\n", model, "Chunked")
 
 
 ENVIRONB = '''
@@ -226,21 +230,24 @@ import torch
 
 class Chunked(torch.nn.Module):
     def forward(self, x):
-        if torch.compiler.is_compiling() or x.shape[0] <= int(os.environb.get(b"PTE_ENVIRONB_LIMIT", b"1000")):
+        if torch.compiler.is_compiling() or x.shape[0] <= int({read}):
             return x.sin()
         return x.sin() + 0.5
 '''
 
 
-def test_an_environment_variable_read_through_environb_is_part_of_the_proof(tmp_path, monkeypatch) -> None:
+@pytest.mark.parametrize("read", ['os.environb.get(b"PTE_ENVIRONB_LIMIT", b"1000")',
+                                  'os.getenvb(b"PTE_ENVIRONB_LIMIT", b"1000")'])
+def test_an_environment_variable_read_through_environb_is_part_of_the_proof(tmp_path, monkeypatch, read) -> None:
     monkeypatch.delenv("PTE_ENVIRONB_LIMIT", raising=False)
     path = tmp_path / "pte_environb_model.py"
+    model = ENVIRONB.replace("{read}", read)
 
     def limited() -> type:
         monkeypatch.setenv("PTE_ENVIRONB_LIMIT", "16")
-        return write_module(path, ENVIRONB, "pte_environb_model").Chunked
+        return write_module(path, model, "pte_environb_model").Chunked
 
-    edit_rechecked(ResultCache(tmp_path / "cache"), lambda: write_module(path, ENVIRONB, "pte_environb_model").Chunked,
+    edit_rechecked(ResultCache(tmp_path / "cache"), lambda: write_module(path, model, "pte_environb_model").Chunked,
                    limited)
 
 
