@@ -18,6 +18,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "STATUSES",
     "STAGES",
+    "DimOutcome",
     "SourceLocation",
     "Failure",
     "Finding",
@@ -97,6 +98,33 @@ class ExampleStats:
     rejected: int = 0  # out-of-spec shapes rejected by the exported module
     skipped: int = 0  # drawn shapes not probed: an input could not be built at that shape (see notes)
     note: str = ""  # e.g. "most draws discarded: the declared spec is wider than the model"
+
+
+@dataclass
+class DimOutcome:
+    """What one declared dynamic dim became in the program, and what the checks ran of it."""
+
+    name: str  # the user's dim name ("batch")
+    declared: str  # "[2, 64]" (int_oo when unbounded)
+    kind: str = field(metadata=one_of(vocab.DIM_KINDS))
+    exported: str = ""  # "[2, 32]", "4", "= 2*batch": what the program takes
+    checked: str = ""  # what the checks ran: "sizes 2 and 64 and 8 drawn ran; out-of-range sizes refused"
+    where: str = ""  # the input axis it was read off ("x dim 0")
+    #: why it failed the case, when a failure is this dim's (a size the range promises that was refused)
+    failed: str = ""
+
+    def short(self) -> str:
+        """``batch 2..8 ✓`` / ``seq 2..64 → 2..32`` / ``h 16..160 → 224``: the compact column of the reports."""
+        declared = _dots(self.declared)
+        if self.kind == "dynamic":
+            return f"{self.name} {declared} ✓" + (" ✗" if self.failed else "")
+        exported = _dots(self.exported) if self.exported.startswith("[") else self.exported
+        return f"{self.name} {declared} → {exported or self.kind}" + (" ✗" if self.failed else "")
+
+
+def _dots(text: str) -> str:
+    # "[2, 64]" -> "2..64", "[2, int_oo]" -> "2..∞"
+    return text.strip("[]").replace(", ", "..").replace("int_oo", "∞")
 
 
 @dataclass
@@ -194,6 +222,8 @@ class Outcome:
     declared: dict[str, str] = field(default_factory=dict)  # dim name -> declared range
     range_constraints: dict[str, str] = field(default_factory=dict)  # dim name (symbol if none) -> exported range
     range_symbols: dict[str, str] = field(default_factory=dict)  # dim name -> torch's symbol for it ("s6")
+    #: per declared dynamic dim, what the program made of it (exportcore.checks.dynamism)
+    dims: list[DimOutcome] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     examples: ExampleStats = field(default_factory=ExampleStats)
     counterexample: Counterexample | None = None

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from exportcore import reuse
-from exportcore.checks import accept, calls, dtype, numerics, reject, size01, specialization, state
+from exportcore.checks import accept, calls, dtype, dynamism, numerics, reject, size01, specialization, state
 from exportcore.outcome import GraphStats
 from exportcore.reuse import Donation
 from exportcore.sides import prepare
@@ -86,7 +86,10 @@ def walk(run: Run) -> None:
     raised from torch's own files are notes on the outcome, not warnings in the user's summary.
     """
     with torch_warnings(kept=run.outcome.notes):
-        _walk(run)
+        try:
+            _walk(run)
+        finally:
+            dynamism.record(run)  # whatever stopped the walk: a failure on a dim names the dim
 
 
 def _walk(run: Run) -> None:

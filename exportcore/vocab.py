@@ -11,7 +11,7 @@ from __future__ import annotations
 
 __all__ = [
     "STATUSES", "VERDICTS", "EXPORTABLE", "SOURCES", "STAGES", "CATEGORIES", "ENGINE_CATEGORIES",
-    "TARGET_CATEGORIES", "FINDING_KINDS", "SEVERITIES", "FIX_STATUSES", "CELLS",
+    "TARGET_CATEGORIES", "FINDING_KINDS", "SEVERITIES", "FIX_STATUSES", "CELLS", "DIM_KINDS",
 ]
 
 #: The engine's word for one (case, mode) (Outcome.status).
@@ -135,3 +135,15 @@ CELLS = (
     "wrong result",  # ran it and differs from eager
     "error",  # raised something other than a rejection
 )
+
+
+#: What one declared dynamic dim became in one program (Outcome.dims, exportcore.checks.dynamism).
+DIM_KINDS = (
+    "dynamic",  # the program takes the declared range (from 2: torch specializes sizes 0 and 1)
+    "narrowed",  # the program takes a narrower range than declared
+    "specialized",  # the program takes one size only
+    "related",  # the program ties it to another dim (a = b, s1 = 2*s0)
+    "unbounded",  # the program accepts sizes past the declared range
+    "unknown",  # no program to read it from (the capture failed for another reason)
+)
+

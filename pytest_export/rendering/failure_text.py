@@ -148,7 +148,17 @@ def _constraints(outcome: Outcome) -> list[str]:
         lines.append("  declared: " + ", ".join(f"{k} {v}" for k, v in sorted(outcome.declared.items())))
     if outcome.range_constraints:
         lines.append("  exported: " + ", ".join(f"{k} {v}" for k, v in sorted(outcome.range_constraints.items())))
+    lines.extend(dim_lines(outcome))
     return lines
+
+
+def dim_lines(outcome: Outcome) -> list[str]:
+    """The dynamism ledger, one line per declared dim: what the program made of it and what ran."""
+    out = []
+    for dim in outcome.dims:
+        said = "; ".join(part for part in (dim.failed, dim.checked) if part)
+        out.append(f"  {dim.short()}  ({dim.kind}{': ' + said if said else ''})")
+    return out
 
 
 def _notes(outcome: Outcome) -> list[str]:

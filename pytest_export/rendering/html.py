@@ -16,6 +16,7 @@ from pytest_export.rendering.failure_text import exportdb_page
 from pytest_export.results.records import Record, failure_of, ordered_modes
 from pytest_export.results.report import Report, summarize
 from pytest_export.rendering.counts import row_label
+from pytest_export.rendering.dims import case_ledger
 from pytest_export.rendering.charts import categories_chart, ops_chart, stage_sorted, stage_table
 from pytest_export.rendering.findings import finding_rows, findings_badge, findings_section, unchecked
 from pytest_export.rendering.overview import anchors as _anchors, cap, cards, gate_banner, header, record_anchor
@@ -164,8 +165,8 @@ def _matrix(views: list[dict[str, Any]]) -> dict[str, Any]:
                         "badge": findings_badge(v["r"]),
                         "stage": f.stage if f and v["r"].verdict not in EXPORTABLE else ("no drawn shape checked"
                                                                                           if bare else None)})
-        rows.append((case, row))
-    return {"modes": modes, "rows": rows}
+        rows.append((case, row, case_ledger([c[0]["r"] for c in cells[case].values()])))
+    return {"modes": modes, "rows": rows, "dims": any(r[2] for r in rows)}
 
 
 def render_html(report: Report) -> str:

@@ -15,6 +15,7 @@ from pytest_export.results.schema import GateDoc
 from pytest_export.rendering.findings import findings_markdown, unchecked
 from pytest_export.rendering.runtimes import runtime_tables, runtimes_markdown
 from pytest_export.rendering.counts import columns_phrase, row_label
+from pytest_export.rendering.dims import case_ledger
 from pytest_export.rendering.style import MODE_ORDER, PROBLEMS, VERDICT_MARK
 from pytest_export.results.sanitize import shown_text
 from pytest_export.rendering.story import explanation_markdown
@@ -95,7 +96,10 @@ def _matrix(records: list[Record]) -> list[str]:
     for r in records:
         grid.setdefault(row_label(r.case, r.test, r.source), {}).setdefault(r.mode, []).append(r)
     cases = sorted(grid, key=lambda c: (all(worst(v).verdict == "passed" for v in grid[c].values()), c))
-    out = ["| case | " + " | ".join(_text(m) for m in modes) + " |", "|---|" + "---|" * len(modes)]
+    ledgers = {c: case_ledger([worst(v) for v in grid[c].values()]) for c in cases}
+    dims = any(ledgers.values())  # the dynamism column only where some case declared a dynamic dim
+    out = ["| case | " + " | ".join(_text(m) for m in modes) + (" | dynamic dims" if dims else "") + " |",
+           "|---|" + "---|" * (len(modes) + dims)]
     for case in cases[:MAX_ROWS]:
         cells = []
         for m in modes:
@@ -108,6 +112,8 @@ def _matrix(records: list[Record]) -> list[str]:
             if r.verdict == "passed" and unchecked(r):
                 stage = " · no drawn shape checked"
             cells.append(f"{VERDICT_MARK.get(r.verdict, '')} {r.verdict}{stage}")
+        if dims:
+            cells.append(_text(ledgers[case]))
         out.append(f"| {_code(case, 120, cell=True)} | " + " | ".join(cells) + " |")
     if len(cases) > MAX_ROWS:
         out.append(f"\n_… {len(cases) - MAX_ROWS} more cases; see the HTML/JSON report._")

@@ -10,6 +10,7 @@ from typing import Iterable, Sequence
 
 from pytest_export.results.records import Record, failure_of, ordered_modes
 from pytest_export.rendering.counts import COLUMN_ORDER, columns_phrase, row_label
+from pytest_export.rendering.dims import ledger_text
 from pytest_export.rendering.findings import unchecked
 
 __all__ = ["MARKS", "summary_lines"]
@@ -92,6 +93,7 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
     if findings:
         lines.append("findings: " + ", ".join(f"{kind} {n}" for kind, n in findings)
                      + " (the first of each kind in the warnings summary; every one with -v and in the report)")
+    lines.extend(_dims_lines(records, verbose))
     reuse = _reuse_line(records, verbose)
     if reuse:
         lines.append(reuse)
@@ -102,6 +104,23 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
     from pytest_export.rendering.zoo_rates import rate_lines
 
     return [*rate_lines(records, mode_order), *lines]  # a zoo run leads with its pass rates
+
+
+def _dims_lines(records: list[Record], verbose: bool) -> list[str]:
+    """What each declared dynamic dim became: with -v every result's; without, a count of those not dynamic."""
+    dims = [(r, d) for r in records if r.outcome is not None for d in r.outcome.dims]
+    if not dims:
+        return []
+    off = [(r, d) for r, d in dims if d.kind != "dynamic"]
+    if not verbose:
+        if not off:
+            return []
+        kinds = _count(d.kind for _, d in off)
+        return ["dynamic dims: " + ", ".join(f"{n} {kind}" for kind, n in kinds)
+                + f" of {len(dims)} declared (-v lists each)"]
+    lines = [f"dynamic dims ({len(dims)} declared, {len(dims) - len(off)} dynamic as declared):"]
+    lines.extend(f"  {r.test}: {ledger_text(r)}" for r in records if ledger_text(r))
+    return lines
 
 
 def _reuse_line(records: list[Record], verbose: bool) -> str | None:
