@@ -134,3 +134,16 @@ def test_mkdocs_build_strict_passes(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_architecture_names_every_module() -> None:
+    """A reader of ARCHITECTURE.md meets every module of the engine and the plugin by its file name."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "ARCHITECTURE.md").read_text()
+    missing = [str(p.relative_to(root)) for package in ("exportcore", "pytest_export")
+               for p in sorted((root / package).rglob("*.py"))
+               if p.name != "__init__.py" and not re.search(rf"\b{re.escape(p.stem)}(\.py)?\b", text)]
+    assert missing == [], f"ARCHITECTURE.md does not name: {missing}"
