@@ -157,7 +157,9 @@ def _page(records: list[Record], envs: list[dict], stopped: list[str], incomplet
                      f"{len(stopped)} model(s) in progress then are not counted; the models after them in the "
                      "list were not reached")
     lines += ["", "Dynamic dims are inferred from each model's metadata (see each row): the batch is dynamic 2..8"
-              " for every model; timm image H/W where `fixed_input_size` is false or `dynamic_img_size` is set;"
+              " for every model; timm image H/W where `fixed_input_size` is false (from half the default size, never"
+              " under two strides of the last feature map) or `dynamic_img_size` is set (multiples of the patch"
+              " size, from two patches);"
               " HF token length 2..64 within `max_position_embeddings`. A failure is a true verdict under that spec.",
               ""]
     if table is not None:
@@ -197,7 +199,7 @@ One job per shard (a case's modes stay on one shard; `--export-durations` balanc
 report's timings, else they get equal numbers of cases):
 
 ```bash
-pip install 'pytest-export[zoo]'
+pip install -e ".[zoo]"           # from the checkout's root, as every command here
 mkdir -p zoo-run && cd zoo-run    # an empty directory: the specs need no test files
 HF_HUB_OFFLINE=1 python -m pytest -c ../docs/zoo/zoo.ini --rootdir=. -p no:cacheprovider \\
     --export-shard=1/3 --export-report=../shard-1.json        # and 2/3, 3/3
@@ -217,7 +219,7 @@ jobs:
     runs-on: ubuntu-latest
     steps:
       - uses: actions/checkout@v4
-      - run: pip install "torch==${{ matrix.torch }}" 'pytest-export[zoo]' pytest-xdist
+      - run: pip install "torch==${{ matrix.torch }}" -e ".[zoo]" pytest-xdist
       - run: >
           mkdir zoo-run && cd zoo-run && python -m pytest -n auto --rootdir=.
           --export-model='timm:test_*' --export-model='torchvision:classification/*'
@@ -230,9 +232,10 @@ jobs:
     needs: zoo
     runs-on: ubuntu-latest
     steps:
+      - uses: actions/checkout@v4
       - uses: actions/download-artifact@v4
         with: {merge-multiple: true}
-      - run: pip install pytest-export
+      - run: pip install -e .
       - run: python -m pytest_export merge zoo-2.15.*-*.json -o zoo.json --baseline zoo-baseline.json
 ```
 """
