@@ -29,6 +29,7 @@ __all__ = [
     "SubmoduleFailure",
     "DraftIssue",
     "Explanation",
+    "OptionRescue",
     "Outcome",
     "ShapeRow",
     "SchemaError",
@@ -177,10 +178,25 @@ class DraftIssue:
 
 
 @dataclass
+class OptionRescue:
+    """An export option torch offers, retried on a failing case with every check the case ran."""
+
+    #: "verified": the case passes under ``option``; "none": no option tried passed
+    status: str = field(metadata=one_of(("verified", "none")))
+    option: str = ""  # "backed_size_oblivious"
+    code: str = ""  # what to write: the marker's export_config=, and the export call's context
+    tried: list[str] = field(default_factory=list)  # every option retried, in order
+    findings: list[str] = field(default_factory=list)  # the finding kinds the passing re-check still reports
+    reasons: dict[str, str] = field(default_factory=dict)  # option -> why it did not rescue (its headline)
+    seconds: float = 0.0
+
+
+@dataclass
 class Explanation:
     """Extra work done for a failing case only: a verified spec, the failing submodule, every issue."""
 
     fix: SpecFix | None = None
+    rescue: OptionRescue | None = None
     submodules: list[SubmoduleFailure] = field(default_factory=list)
     issues: list[DraftIssue] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)  # "fix", "submodules", "draft" -> seconds

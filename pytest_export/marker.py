@@ -45,13 +45,15 @@ MARKER_HELP = (
     "failure (like xfail(strict=True)); expect={mode: {'reason': ..., 'category': ...}} also pins "
     "the failure category. targets=['aoti', 'onnx', 'executorch'] also checks the case in those "
     "runtimes (target_mode='strict' to start from a strict export; target_options={'aoti': "
-    "{'check_inputs': True}}); devices=['cpu', 'cuda'] runs each on those devices. Also valid on "
+    "{'check_inputs': True}}); devices=['cpu', 'cuda'] runs each on those devices; "
+    "export_config={'backed_size_oblivious': True} sets torch.fx.experimental._config options "
+    "around the export and its checks. Also valid on "
     "pytest.param(..., marks=...): markers merge, the closest (parameter, function, class, module) "
     "winning per argument."
 )
 
 ARGUMENTS = ("dynamic_shapes", "modes", "checks", "rtol", "atol", "examples", "inputs", "expect",
-             "targets", "devices", "target_mode", "target_options")
+             "targets", "devices", "target_mode", "target_options", "export_config")
 
 
 class MarkerError(ValueError):
@@ -74,6 +76,9 @@ class ExportSpec:
     devices: tuple[str, ...] | None = None
     target_mode: str | None = None
     target_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: torch.fx.experimental._config options set around the export and its checks
+    #: (``{"backed_size_oblivious": True}``: what a verified option rescue says to write)
+    export_config: Mapping[str, Any] = field(default_factory=dict)
 
 
 class ModeParam(str):
@@ -134,8 +139,13 @@ def parse_marker(args: Sequence[Any], kwargs: Mapping[str, Any], known_modes: Se
     target_options = _target_options(kwargs.get("target_options"))
     names = (*(modes if modes is not None else tuple(known_modes)), *TARGETS)
     expect = _expectations(kwargs.get("expect"), (*names, *(column_label(n, d) for n in names for d in DEVICES)))
+    export_config = kwargs.get("export_config") or {}
+    if not isinstance(export_config, Mapping) or not all(isinstance(k, str) for k in export_config):
+        # the names are checked where torch is loaded (the run), against the installed torch's config
+        raise MarkerError(f"export_config must be a dict of torch.fx.experimental._config option names to values, "
+                          f"got {export_config!r}")
     return ExportSpec(dynamic_shapes, modes, checks, rtol, atol, examples, inputs, expect,
-                      targets, devices, target_mode, target_options)
+                      targets, devices, target_mode, target_options, dict(export_config))
 
 
 def markers_of(node: Any, param_marks: Iterable[Any] = ()) -> list[Any]:

@@ -104,6 +104,8 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
     kwargs["hypothesis_settings"] = _hypothesis_settings()
     if options.explain:
         kwargs["explain"] = "full"
+    if spec is not None and spec.export_config:
+        kwargs["export_config"] = dict(spec.export_config)
     if not options.reuse:
         kwargs["reuse"] = False
     else:
@@ -148,10 +150,14 @@ def _run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any]
         return outcome
     from exportcore.check import check_case
 
+    from exportcore.explain.rescue import export_config
+
     kwargs = dict(kwargs)
     mode = kwargs.pop("export_mode", mode)
+    config = kwargs.pop("export_config", {})
     try:
-        return check_case(case, mode, **kwargs)
+        with export_config(config):
+            return check_case(case, mode, **kwargs)
     except (TypeError, ValueError) as exc:
         # The engine rejects bad arguments (e.g. a malformed dynamic_shapes) by raising.
         if raise_bad_arguments:

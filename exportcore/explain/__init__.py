@@ -49,18 +49,27 @@ def explain(run: Run, depth: str, recheck: Recheck, timeout: float | None = None
     with torch_warnings():  # re-exports and draft_export are torch's work too: -W error must not break them
         if wants_fix(run):
             _step(explanation, "fix", timeout, lambda: _set_fix(explanation, corrected_spec(run, recheck)))
+        from exportcore.explain.rescue import option_rescue, wants_rescue
+
+        if wants_rescue(run):
+            _step(explanation, "rescue", timeout, lambda: _set_rescue(explanation, option_rescue(run, recheck)))
         if depth == "full":
             failure = run.outcome.failure
             if failure.stage in _LOCAL_STAGES and failure.category != "torch.dynamic-shape":
                 _step(explanation, "submodules", timeout, lambda: _submodules(run, explanation, failure.category))
             if failure.stage in ("capture", "constraints"):
                 _step(explanation, "draft", timeout, lambda: _draft(run, explanation))
-    empty = not (explanation.fix or explanation.submodules or explanation.issues or explanation.notes)
+    empty = not (explanation.fix or explanation.rescue or explanation.submodules or explanation.issues
+                 or explanation.notes)
     return None if empty else explanation
 
 
 def _set_fix(explanation: Explanation, fix: object) -> None:
     explanation.fix = fix  # type: ignore[assignment]
+
+
+def _set_rescue(explanation: Explanation, rescue: object) -> None:
+    explanation.rescue = rescue  # type: ignore[assignment]
 
 
 def _submodules(run: Run, explanation: Explanation, category: str) -> None:

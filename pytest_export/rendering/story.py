@@ -58,6 +58,7 @@ def explanation_lines(outcome: Outcome, fix_into: str = "@pytest.mark.exportable
             lines += [f"    {line}" for line in fix.dynamic_shapes.splitlines()]
         else:
             lines += ["", f"fix: none found ({fix.reason}) [{_cost(fix)}]"]
+    lines += rescue_lines(ex)
     for sub in ex.submodules:
         more = f", {sub.instances} instances" if sub.instances > 1 else ""
         lines += ["", f"failing submodule: {sub.path} ({sub.module_type}{more}) fails on its own: "
@@ -74,6 +75,19 @@ def explanation_lines(outcome: Outcome, fix_into: str = "@pytest.mark.exportable
                 lines.append(f"     try: {issue.suggestion}")
     lines += [f"note: {n}" for n in ex.notes]
     return lines
+
+
+def rescue_lines(ex: Any) -> list[str]:
+    """The option rescue: which export option makes the case pass (verified), or that none does."""
+    rescue = getattr(ex, "rescue", None)
+    if rescue is None:
+        return []
+    if rescue.status == "verified":
+        still = f"; still reports: {', '.join(rescue.findings)}" if rescue.findings else ""
+        return (["", f"rescued by {rescue.option} (verified: the case passes every check it ran under that option"
+                 f"{still}) [{rescue.seconds:.1f} s]"] + [f"  {line}" for line in rescue.code.splitlines()])
+    why = "; ".join(f"{option}: {reason}" for option, reason in rescue.reasons.items())
+    return ["", f"no option rescues it ({why}) [{rescue.seconds:.1f} s]"]
 
 
 def rewrite_lines(case: str | None, indent: str = "    ") -> list[str]:
