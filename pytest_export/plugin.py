@@ -242,7 +242,7 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, Any, Any]:
     """Pay the process's one-time export warm-up before an exportable test's own time limit starts."""
     if item_mode(item) is not None or "export_check" in getattr(item, "fixturenames", ()):
-        from pytest_export.runner import pytest_timeout_share
+        from pytest_export.time_limits import pytest_timeout_share
 
         if item.config.stash[OPTIONS].timeout is not None or pytest_timeout_share(item) is not None:
             from exportcore.deadline import warm_up

@@ -27,12 +27,13 @@ from pytest_export.options import RunOptions
 from pytest_export.results.records import Expectation, Record
 from pytest_export.results.sanitize import clean_text, shown_text
 from pytest_export.session_state import ITEM_PENDING, ITEM_RECORDS
+from pytest_export.time_limits import time_limit
 from pytest_export.torch_logs import torch_logs_hidden
 
 __all__ = [
     "ExportCheckFailed", "ExportFindingWarning", "ITEM_RECORDS", "add_record", "call_bounded",
     "case_from_result", "column_options", "engine_options", "error_outcome", "judge",
-    "pytest_timeout_share", "run_engine", "run_exportable", "settle_outcome", "time_limit", "wants_traceback",
+    "run_engine", "run_exportable", "settle_outcome", "wants_traceback",
     "warn_findings",
 ]
 
@@ -293,11 +294,6 @@ def call_bounded(item: pytest.Item, mode: str, spec: ExportSpec, options: RunOpt
     raise exc if exc is not None else ExportCheckFailed(failure.message)
 
 
-def time_limit(item: pytest.Item, options: RunOptions) -> float | None:
-    """Return the time limit of one test's case: --export-timeout, else pytest-timeout's share, else None."""
-    return options.timeout if options.timeout is not None else pytest_timeout_share(item)
-
-
 def _expectations(item: pytest.Item, spec: ExportSpec) -> dict[str, Expectation]:
     # --runxfail: report expected failures as if they were not marked (pytest's meaning for its own xfail)
     return {} if _runxfail(item) else spec.expect
@@ -374,29 +370,6 @@ def warn_findings(item: pytest.Item, outcome: Outcome) -> None:
                 outcome.status = "failed"
                 outcome.failure = finding_filtered_to_error(f.kind, type(exc).__name__, str(exc))
             return
-
-
-#: Share of a pytest-timeout limit given to the export, so it ends first and records its stage.
-PYTEST_TIMEOUT_SHARE = 0.9
-
-
-def pytest_timeout_share(item: pytest.Item) -> float | None:
-    """Return the engine time limit derived from pytest-timeout's limit for this item, if any."""
-    if not item.config.pluginmanager.hasplugin("timeout"):
-        return None
-    marker = item.get_closest_marker("timeout")
-    raw: Any = None
-    if marker is not None:
-        raw = marker.args[0] if marker.args else marker.kwargs.get("timeout")
-    if raw is None:
-        raw = item.config.getoption("timeout", None)
-    if raw is None:
-        raw = item.config.getini("timeout")
-    try:
-        seconds = float(raw)
-    except (TypeError, ValueError):
-        return None
-    return seconds * PYTEST_TIMEOUT_SHARE if seconds > 0 else None
 
 
 def wants_traceback(config: pytest.Config) -> bool:
