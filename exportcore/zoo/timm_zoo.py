@@ -3,10 +3,10 @@
 Image H/W are dynamic only where timm says the size is not fixed: ``fixed_input_size`` false (from
 ``min_input_size``, or half the default size where none is declared, up to the default size), or a
 ViT built with ``dynamic_img_size`` (multiples of its patch size). Never below two reductions (two
-patches; twice the stride of the last feature map, from ``feature_info``): a one-patch image, or a last
-feature map of one pixel, is a size torch specializes or narrows away, not one the model is used at.
-Where that leaves no range (a default size under two reductions) only the batch is dynamic, and the
-note says why.
+patches; twice the stride of the last feature map, from ``feature_info``): torch 2.15 narrows a ViT's
+one-patch minimum to two (the one-patch image is then refused, a guards failure of the zoo's own making),
+and a last feature map of one pixel is the size 1 torch specializes. Where that leaves no range (a
+default size under two reductions) only the batch is dynamic, and the note says why.
 
 Plain ranges for the strided networks, not multiples of the reduction (``32*k``): torch.export then
 needs no divisibility proof, but its ``ep.module()`` does not refuse a non-multiple (torch 2.15's input
