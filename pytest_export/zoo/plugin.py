@@ -26,6 +26,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[ZOO_OPTIONS] = resolve(config)
 
 
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """Say why zoo items read ``../zoo/...`` when pytest runs below its rootdir (their ids are rootdir-relative)."""
+    if not config.stash[ZOO_OPTIONS].specs or config.invocation_params.dir == config.rootpath:
+        return None
+    return (f"zoo: items are ids under the rootdir {config.rootpath}, so pytest shows them from here as ../zoo/...; "
+            "run from the rootdir, or from an empty folder outside any project")
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, Any, Any]:
     """Add the zoo's collectors next to what the session collected from files (nothing, in an empty directory)."""

@@ -109,3 +109,20 @@ def test_branchy():
     matrix = next(i for i, line in enumerate(lines) if " export matrix " in line)
     assert failures < matrix and not any(line.startswith("zoo pass rates") for line in lines)
     assert len(_failure_bodies(lines)["test_branchy[strict]"]) > 1  # a marker test's failure stays in full
+
+
+def test_below_a_projects_root_the_header_says_why_items_read_dot_dot(pytester: pytest.Pytester,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    pytester.makepyfile(mymodels=MODELS)
+    pytester.makeini("[pytest]\n")
+    run_dir = pytester.mkdir("zoo-run")
+    (run_dir / "mymodels.py").write_text(MODELS)
+    pytester.chdir()  # back at the rootdir: ids as they are, no header line
+    at_root = pytester.runpytest_subprocess("--export-model=mymodels:scale", "--collect-only", "-q")
+    assert "zoo/mymodels/scale[strict]" in at_root.outlines and "zoo: items are ids" not in at_root.stdout.str()
+    monkeypatch.chdir(run_dir)  # pytest's ids stay rootdir-relative; its terminal shows them from the cwd
+    below = pytester.runpytest_subprocess("--export-model=mymodels:scale", "--export-modes=strict",
+                                          "--export-examples=1", "-p", "no:cacheprovider")
+    below.stdout.fnmatch_lines(["zoo: items are ids under the rootdir *, so pytest shows them from here as "
+                                "../zoo/...; run from the rootdir, or from an empty folder outside any project",
+                                "../zoo/mymodels/scale*"])
