@@ -106,16 +106,21 @@ def make():
 '''
 
 
-def test_the_zoos_patch_multiples_from_one_patch_fail_where_torch_narrows_them(pytester: pytest.Pytester) -> None:
-    """The zoo's own inference (H/W = 16*p, p from 1, as for timm/test_vit), no timm needed."""
+def test_the_zoo_declares_patch_multiples_from_two_patches_where_torch_keeps_them(pytester: pytest.Pytester) -> None:
+    """The zoo's own inference for a timm-style ViT (H/W = 16*p), no timm needed.
+
+    It declared p from 1, a one-patch image torch narrows away (a false pass before the drawn
+    shapes ran a derived dim's minimum; a true failure after). It now declares p from 2, the floor
+    torch keeps: the one-patch image is no longer promised, so no failure is that refusal.
+    """
     import json
 
     pytester.makepyfile(vit_models=TIMM_STYLE)
-    result = pytester.runpytest_subprocess("--export-model=vit_models:make", "--export-modes=non_strict,training",
-                                           "--export-examples=1", "--export-report=r.json", "-p", "no:cacheprovider")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
-    for record in json.loads((pytester.path / "r.json").read_text())["records"]:
+    pytester.runpytest_subprocess("--export-model=vit_models:make", "--export-modes=non_strict,training",
+                                  "--export-examples=1", "--export-report=r.json", "-p", "no:cacheprovider")
+    records = json.loads((pytester.path / "r.json").read_text())["records"]
+    assert len(records) == 2
+    for record in records:
         outcome = record["outcome"]
-        assert outcome["declared"]["patches_h"] == "[1, 4]", outcome["declared"]
-        assert record["verdict"] == "failed" and outcome["failure"]["stage"] == "guards", outcome["failure"]
-        assert outcome["counterexample"]["shapes"] == {"args[0]": [2, 3, 16, 16]}
+        assert outcome["declared"]["patches_h"] == "[2, 4]", outcome["declared"]
+        assert (outcome["counterexample"] or {}).get("shapes") != {"args[0]": [2, 3, 16, 16]}
