@@ -79,6 +79,7 @@ class RunOptions:
     reuse: bool = True  # --export-no-reuse turns off sharing runs between modes with the same program
     slowest: int = 0  # --export-slowest: list the N slowest exports in the terminal summary
     cache: str = "on"  # --export-cache: the result cache under pytest's cache dir (pytest_export.cache_dir)
+    cache_audit: float = 0.0  # --export-cache-audit: the share of served results checked again in full
 
     def modes_for(self, wanted: tuple[str, ...] | None) -> list[str]:
         """Return the modes a test runs: its own (or all known) narrowed by --export-modes."""
@@ -153,6 +154,12 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
                     "answer, options, torch and pytest-export are proven the same: on (default), read, write or "
                     "off; kept under pytest's cache dir, so --cache-clear empties it (ini export_cache)")
     parser.addini("export_cache", "the result cache: on, read, write or off (default on)", default="on")
+    group.addoption("--export-cache-audit", dest="export_cache_audit", default=None, metavar="FRACTION",
+                    help="check this share (0 to 1) of the results the result cache served again in full, and fail "
+                    "a result whose served and recomputed outcomes differ, naming both (default 0; chosen by the "
+                    "result's key, so shards agree; ini export_cache_audit)")
+    parser.addini("export_cache_audit", "share of served results checked again in full (default 0)", type=_FLOAT,
+                  default=None)
     parser.addini("export_modes", "export modes to run (one per line, or comma-separated)", type="linelist",
                   default=[])
     parser.addini("export_checks", "checks to run (one per line, or comma-separated)", type="linelist", default=[])
@@ -189,6 +196,9 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
         raise pytest.UsageError(f"export_cache must be one of {', '.join(CACHE_MODES)}, got {cache!r}")
     if getattr(config, "cache", None) is None:  # -p no:cacheprovider: nowhere to keep it
         cache = "off"
+    audit = _number(config, "export_cache_audit", float)
+    if audit is not None and not 0 <= audit <= 1:  # also refuses nan
+        raise pytest.UsageError(f"--export-cache-audit must be a share between 0 and 1, got {audit}")
     targets = _names(config, "export_targets", TARGETS, "target") or ()
     devices = _names(config, "export_devices", DEVICES, "device")
     if devices == ():
@@ -198,7 +208,8 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
         raise pytest.UsageError(f"--export-target-mode {target_mode_problem(target_mode)}")
     return RunOptions(known_modes, modes, checks, examples, timeout, findings == "error", _seed(config),
                       input_budget=_input_budget(config), targets=targets, devices=devices,
-                      target_mode=target_mode, explain=explain, reuse=reuse, cache=cache, slowest=slowest)
+                      target_mode=target_mode, explain=explain, reuse=reuse, cache=cache, slowest=slowest,
+                      cache_audit=audit or 0.0)
 
 
 def _input_budget(config: pytest.Config) -> int | None:

@@ -23,7 +23,7 @@ from pytest_export.rendering import failure_text as explain
 from pytest_export.cache_dir import keep_hypothesis_storage
 from pytest_export.finding_warnings import ExportFindingWarning, warning_for
 from pytest_export.marker import ExportSpec, item_case_id
-from pytest_export.options import RunOptions
+from pytest_export.options import OPTIONS, RunOptions
 from pytest_export.results.records import Expectation, Record
 from pytest_export.results.sanitize import clean_text, shown_text
 from pytest_export.session_state import ITEM_PENDING, ITEM_RECORDS
@@ -156,9 +156,15 @@ def _run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any]
     kwargs = dict(kwargs)
     mode = kwargs.pop("export_mode", mode)
     config = kwargs.pop("export_config", {})
+    audit = item.config.stash[OPTIONS].cache_audit if OPTIONS in item.config.stash else 0.0
     try:
         with export_config(config):
-            return check_case(case, mode, **kwargs)
+            outcome = check_case(case, mode, **kwargs)
+            if audit:  # the served results' share checked again in full (pytest_export.cache_audit)
+                from pytest_export.cache_audit import audited
+
+                outcome = audited(outcome, audit, lambda: check_case(case, mode, **{**kwargs, "reuse": False, "cache": None}))
+            return outcome
     except (TypeError, ValueError) as exc:
         # The engine rejects bad arguments (e.g. a malformed dynamic_shapes) by raising.
         if raise_bad_arguments:
