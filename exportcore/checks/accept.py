@@ -11,7 +11,8 @@ from __future__ import annotations
 import types
 from typing import TYPE_CHECKING, Any
 
-from exportcore.checks.nonfinite import NOT_COUNTED, blame_factory, nothing_to_compare
+from exportcore.checks.nonfinite import (NOT_COUNTED, blame_factory, eager_on_resized_examples, factory_name,
+                                         nothing_to_compare)
 from exportcore.checks.table import add_row, quiet_cell
 from exportcore.failures import input_factory_error
 from exportcore.outcome import Failure
@@ -139,28 +140,17 @@ def recorded_factory(ctx: Run) -> Any:
 
 def _blame_user_inputs(ctx: Run, args: tuple, kwargs: dict, error: BaseException) -> str:
     """Return why the user's inputs, not the range, are at fault when eager rejects them ("" if they are not)."""
-    import torch
-    from hypothesis.strategies import SearchStrategy
-
     from exportcore.shapes.blame import differences, rejected_message
-    from exportcore.shapes.parse import input_paths
-    from exportcore.shapes.synth import input_shapes, synthesize
+    from exportcore.shapes.synth import input_shapes
 
     if ctx.inputs is None:
         return ""
-    examples = dict(input_paths(ctx.args, ctx.kwargs))
-    drawn = input_shapes(args, kwargs)
-    shapes = {p: s for p, s in drawn.items()
-              if isinstance(examples.get(p), torch.Tensor) and len(s) == examples[p].dim()}
     try:  # the examples resized to the same shapes: does eager take those?
-        resized = synthesize(ctx.args, ctx.kwargs, shapes, seed=ctx.seed)
-        run_side(ctx, ctx.model, *resized)
+        eager_on_resized_examples(ctx, args, kwargs)
     except Exception:  # noqa: BLE001 - eager refuses the shape itself: the range's matter, not the factory's
         return ""
-    finally:
-        prepare(ctx)
-    who = "inputs strategy" if isinstance(ctx.inputs, SearchStrategy) else "inputs factory"
-    return rejected_message(who, drawn, error, differences(args, kwargs, ctx.args, ctx.kwargs))
+    return rejected_message(factory_name(ctx), input_shapes(args, kwargs), error,
+                            differences(args, kwargs, ctx.args, ctx.kwargs))
 
 
 def _not_counted(ctx: Run, result: ExploreResult, count: int) -> None:

@@ -46,31 +46,50 @@ def nothing_to_compare(outputs: Any) -> bool:
     return floats > 0
 
 
-def blame_factory(ctx: Run, args: tuple, kwargs: dict) -> str:
-    """Return why the user's ``inputs=`` is to blame for eager's all-non-finite outputs on ``args``/``kwargs``
-    ("" when there is no factory or the example inputs resized to those shapes give no finite output either)."""
+def eager_on_resized_examples(ctx: Run, args: tuple, kwargs: dict) -> Any:
+    """Eager's outputs on the example inputs resized to the shapes of ``args``/``kwargs`` (a user's inputs).
+
+    What tells a user's ``inputs=`` apart from the declared range: eager refusing the resized
+    examples too is the range's matter; taking them (or answering finitely) puts the inputs at fault.
+    Raises what eager raises; the model is reset afterwards either way.
+    """
     import torch
-    from hypothesis.strategies import SearchStrategy
 
     from exportcore.shapes.parse import input_paths
     from exportcore.shapes.synth import input_shapes, synthesize
     from exportcore.sides import prepare, run_side
 
-    if ctx.inputs is None:
-        return ""
     examples = dict(input_paths(ctx.args, ctx.kwargs))
-    drawn = input_shapes(args, kwargs)
-    shapes = {p: s for p, s in drawn.items()
+    shapes = {p: s for p, s in input_shapes(args, kwargs).items()
               if isinstance(examples.get(p), torch.Tensor) and len(s) == examples[p].dim()}
     try:
         resized = synthesize(ctx.args, ctx.kwargs, shapes, seed=ctx.seed)
-        if nothing_to_compare(run_side(ctx, ctx.model, *resized).outputs):
+        return run_side(ctx, ctx.model, *resized).outputs
+    finally:
+        prepare(ctx)
+
+
+def factory_name(ctx: Run) -> str:
+    """How the failure text names the user's ``inputs=``."""
+    from hypothesis.strategies import SearchStrategy
+
+    return "inputs strategy" if isinstance(ctx.inputs, SearchStrategy) else "inputs factory"
+
+
+def blame_factory(ctx: Run, args: tuple, kwargs: dict) -> str:
+    """Return why the user's ``inputs=`` is to blame for eager's all-non-finite outputs on ``args``/``kwargs``
+    ("" when there is no factory or the example inputs resized to those shapes give no finite output either)."""
+    from exportcore.shapes.synth import input_shapes
+
+    if ctx.inputs is None:
+        return ""
+    drawn = input_shapes(args, kwargs)
+    try:
+        if nothing_to_compare(eager_on_resized_examples(ctx, args, kwargs)):
             return ""
     except Exception:  # noqa: BLE001 - eager refuses the resized examples: nothing shows the factory at fault
         return ""
-    finally:
-        prepare(ctx)
-    who = "inputs strategy" if isinstance(ctx.inputs, SearchStrategy) else "inputs factory"
+    who = factory_name(ctx)
     where = ", ".join(f"{p}={list(s)}" for p, s in drawn.items())
     found = _nonfinite_inputs(args, kwargs)
     why = "; ".join(found) if found else "its values"
