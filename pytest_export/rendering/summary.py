@@ -111,14 +111,16 @@ def _dims_lines(records: list[Record], verbose: bool) -> list[str]:
     dims = [(r, d) for r in records if r.outcome is not None for d in r.outcome.dims]
     if not dims:
         return []
-    off = [(r, d) for r, d in dims if d.kind != "dynamic"]
+    # "unknown": no program to read (a capture that failed for another reason, a runtime not installed)
+    off = [(r, d) for r, d in dims if d.kind not in ("dynamic", "unknown")]
     if not verbose:
         if not off:
             return []
         kinds = _count(d.kind for _, d in off)
         return ["dynamic dims: " + ", ".join(f"{n} {kind}" for kind, n in kinds)
                 + f" of {len(dims)} declared (-v lists each)"]
-    lines = [f"dynamic dims ({len(dims)} declared, {len(dims) - len(off)} dynamic as declared):"]
+    dynamic = sum(1 for _, d in dims if d.kind == "dynamic")
+    lines = [f"dynamic dims ({len(dims)} declared, {dynamic} dynamic as declared):"]
     lines.extend(f"  {r.test}: {ledger_text(r)}" for r in records if ledger_text(r))
     return lines
 
