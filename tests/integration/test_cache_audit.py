@@ -14,6 +14,9 @@ import pytest
 
 from pytest_export.cache_audit import selected
 
+# Cache machinery over real sessions: the same on any torch (.ci/run runs it on the newest only).
+pytestmark = pytest.mark.machinery
+
 SUITE = """
 import pytest
 import torch

@@ -13,6 +13,9 @@ import re
 
 import pytest
 
+# Report and terminal machinery: the same on any torch (.ci/run runs it on the newest only).
+pytestmark = pytest.mark.machinery
+
 SUITE = """
 import pytest
 import torch

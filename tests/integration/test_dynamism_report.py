@@ -16,6 +16,8 @@ from pytest_export.results.audit import passes_contradicting_their_dims
 from pytest_export.results.report import load_report
 
 ROOT = Path(__file__).resolve().parents[2]
+# Reports, terminal and a catalog run: the ledger itself is tested on every torch (tests/test_dynamism_ledger.py).
+pytestmark = pytest.mark.machinery
 
 SUITE = """
 import pytest
