@@ -34,7 +34,7 @@ def pytest_export_run(item: pytest.Item, case: Any, mode: str, options: dict[str
         if not os.environ.get("BARE_EXPORT_ONLY"):
             ep.run_decompositions().module()(*args, **kwargs)
     except Exception as exc:  # noqa: BLE001 - an expected failure is an outcome here too
-        from exportcore.classify import classify
+        from exportcore.diagnosis.classify import classify
 
         outcome.status = "failed"
         outcome.failure = classify(exc, "capture")  # so a declared expect= still matches its category

@@ -11,7 +11,7 @@ strict, non_strict, training. Target: <= 1.15x.
 
 Each round also prints the full garbage collections during each side's loop (count, seconds):
 with torch imported every one traverses some 340 thousand objects, and check() keeps them out of
-its own (exportcore.heap), which the bare loop does not; the line shows how much of the gap that is.
+its own (exportcore.sandbox.heap), which the bare loop does not; the line shows how much of the gap that is.
 
 Usage: ``python benchmarks/default_cost.py [--rounds 2] [--no-reuse]`` (``--no-reuse``: every mode
 does its own runs, to see what sharing identical programs saves).

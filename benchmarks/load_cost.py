@@ -1,6 +1,6 @@
 """torch.export.load of default_cost.py's programs, as torch alone loads them vs with the serialize stage's memo.
 
-The serialize stage loads under ``exportcore.serde_memo.memoized_parsing()``: a repeat of the
+The serialize stage loads under ``exportcore.programs.serde_memo.memoized_parsing()``: a repeat of the
 same ``typing.get_type_hints`` or ``sympy.sympify`` call in torch's deserializer takes the first
 call's answer. This times exactly that: each case's non_strict and training capture (the programs
 the stage round-trips; strict captures the same programs) is saved once, then every program is
@@ -28,7 +28,7 @@ def main() -> int:
     args = parser.parse_args()
     import torch
 
-    from exportcore.serde_memo import memoized_parsing
+    from exportcore.programs.serde_memo import memoized_parsing
 
     print(f"machine: {machine()}")
     saved: list[tuple[str, bytes]] = []

@@ -7,13 +7,13 @@ import zlib
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from exportcore.case import CHECKS, DEFAULT_CHECKS, Case
-from exportcore.heap import own_cycles
+from exportcore.sandbox.heap import own_cycles
 
 if TYPE_CHECKING:
     from exportcore.context import Run
     from exportcore.modes import Mode
     from exportcore.outcome import Outcome
-    from exportcore.result_cache import ResultCache
+    from exportcore.reuse.result_cache import ResultCache
     from exportcore.shapes.spec import ShapeSpec
 
 # `import exportcore` binds check() at once (the package's name `check` must be the function,
@@ -52,16 +52,16 @@ def check(
 
     ``examples`` shapes are drawn (default: the ``hypothesis_settings`` profile's
     ``max_examples`` when it sets one, else 10), none whose tensor inputs take more than
-    ``input_budget`` bytes (``"256MiB"`` works too; default: see exportcore.input_budget).
+    ``input_budget`` bytes (``"256MiB"`` works too; default: see exportcore.shapes.input_budget).
     With ``target`` ("aoti", "onnx", "executorch") the inference export in ``mode`` is
     lowered to that runtime and the checks run there (outcome.mode is the target's name);
     ``device`` ("cpu", "cuda") moves model and inputs first (outcome.mode gains "-cuda").
     Raises TypeError/ValueError only for wrong arguments (naming the argument); every
     failure of the model or of the export is reported in the returned Outcome. ``explain``
-    ("off", "fix", "full") is the extra work spent on a failing case (exportcore.explain).
+    ("off", "fix", "full") is the extra work spent on a failing case (exportcore.diagnosis.explain).
     ``reuse``: a mode whose captured program is proven identical to an earlier mode's (same
-    case, options, model state and inputs) takes that mode's run results (exportcore.reuse).
-    ``cache``: a ResultCache (exportcore.result_cache) extends that proof across sessions: a mode
+    case, options, model state and inputs) takes that mode's run results (exportcore.reuse.memo).
+    ``cache``: a ResultCache (exportcore.reuse.result_cache) extends that proof across sessions: a mode
     whose program, state, inputs, eager answer, options, torch and engine match a stored walk
     takes its results. Capture and eager always run.
     """
@@ -69,10 +69,11 @@ def check(
 
     from exportcore.clock import StageClock
     from exportcore.context import CheckFailed, Run
-    from exportcore.deadline import CaseTimeout, deadline
-    from exportcore.explain import DEPTHS
-    from exportcore.input_budget import budget_notes, default_budget, parse_bytes
-    from exportcore import failures, shared_programs
+    from exportcore.sandbox.deadline import CaseTimeout, deadline
+    from exportcore.diagnosis.explain import DEPTHS
+    from exportcore.shapes.input_budget import budget_notes, default_budget, parse_bytes
+    from exportcore.diagnosis import failures
+    from exportcore.reuse import shared_programs
     from exportcore.outcome import Outcome
     from exportcore.pipeline import walk
     from exportcore.shapes import examples_for
@@ -99,8 +100,8 @@ def check(
         seed = zlib.crc32(case_id.encode("utf-8", "surrogatepass")) & 0x7FFFFFFF
     from exportcore.shapes.parse import resolve_identity_keys
 
-    from exportcore.nesting import room_to_walk
-    from exportcore.sides import aliasing_notes
+    from exportcore.sandbox.nesting import room_to_walk
+    from exportcore.programs.sides import aliasing_notes
 
     with room_to_walk(args, kwargs, dynamic_shapes):
         dynamic_shapes = resolve_identity_keys(dynamic_shapes, args, kwargs, model)  # keyed by id(): before any copy
@@ -133,7 +134,7 @@ def check(
         cache=cache if reuse else None,
     )
 
-    from exportcore.isolation import isolated
+    from exportcore.sandbox.isolation import isolated
 
     with isolated(model) as model_state:
         run.model_state = model_state
@@ -141,12 +142,12 @@ def check(
             with deadline(timeout):
                 walk(run)
         except CheckFailed:
-            from exportcore.sides import blame_randomness
+            from exportcore.programs.sides import blame_randomness
 
             blame_randomness(run)
         except SystemExit as exc:
             # A model calling sys.exit() must not end the whole session: it is a broken case.
-            from exportcore.classify import classify
+            from exportcore.diagnosis.classify import classify
 
             stage = run.clock.current
             outcome.status = "error" if stage == "eager" else "failed"
@@ -163,7 +164,7 @@ def check(
             run.same_as.clear()
             run.own_guards.clear()
         if outcome.status == "failed" and explain != "off":
-            from exportcore.explain import explain as explain_failure
+            from exportcore.diagnosis.explain import explain as explain_failure
 
             outcome.explanation = explain_failure(run, explain, check, timeout)
     move_model(model, home)  # the user's model goes back where it was

@@ -31,7 +31,7 @@ def device_facts(device: str) -> str:
 
     A result cache restored on another GPU (a CI pool of mixed cards) must not serve an entry
     whose kernels, numerics or supported dtypes were another card's. The CPU's own facts are
-    process-wide (exportcore.result_cache.environment).
+    process-wide (exportcore.reuse.result_cache.environment).
     """
     if device == "cpu":
         return ""

@@ -246,7 +246,7 @@ class Outcome:
     notes: list[str] = field(default_factory=list)  # what was and was not checked
     #: A target column: one row per input its checks tried, each program's verdict on it (checks/table.py)
     shape_table: list[ShapeRow] = field(default_factory=list, metadata=upgrade(_rows_before_cells))
-    explanation: Explanation | None = None  # failing cases only (exportcore.explain)
+    explanation: Explanation | None = None  # failing cases only (exportcore.diagnosis.explain)
     torch_version: str = ""
     reused_from: str | None = None
     schema: int = field(default=SCHEMA_VERSION, metadata=version(SCHEMA_VERSION))

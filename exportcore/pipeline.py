@@ -10,13 +10,13 @@ import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from exportcore import reuse
+from exportcore.reuse import memo as reuse
 from exportcore.checks import accept, calls, dtype, dynamism, numerics, reject, size01, specialization, state
 from exportcore.outcome import GraphStats
-from exportcore.reuse import Donation
-from exportcore.sides import prepare
+from exportcore.reuse.memo import Donation
+from exportcore.programs.sides import prepare
 from exportcore.stages import capture, decompose, eager, keep, module, runtime, serialize
-from exportcore.warning_filters import torch_warnings
+from exportcore.sandbox.warning_filters import torch_warnings
 
 if TYPE_CHECKING:
     from exportcore.context import Run
@@ -64,7 +64,7 @@ PIPELINE: tuple[Step, ...] = (
 
 #: What check() does for a target (aoti, onnx, executorch): the mode's inference export, lowered and
 #: loaded in the runtime (exportcore.stages.runtime), then the mode's own checks with the runtime as
-#: the program under test (exportcore.programs.sides).
+#: the program under test (exportcore.programs.under_test.sides).
 TARGET_PIPELINE: tuple[Step, ...] = (
     Step("runtime", runtime.available),
     Step("eager", eager.run),
@@ -81,7 +81,7 @@ TARGET_PIPELINE: tuple[Step, ...] = (
 def walk(run: Run) -> None:
     """Run every wanted step of the run's pipeline in order; Run.fail() (CheckFailed) stops the walk.
 
-    torch's warnings on the way never become errors (exportcore.warning_filters): a user's
+    torch's warnings on the way never become errors (exportcore.sandbox.warning_filters): a user's
     ``-W error`` is for their code and the plugin's findings, not for torch's internals; those
     raised from torch's own files are notes on the outcome, not warnings in the user's summary.
     """

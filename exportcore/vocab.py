@@ -61,7 +61,7 @@ STAGES = (
     "test",  # the export passed; the test failed on something else (a hook, a fixture, a warnings filter)
 )
 
-#: What torch cannot export, aligned with ExportDB's tags (exportcore.categories' rules pick one).
+#: What torch cannot export, aligned with ExportDB's tags (exportcore.diagnosis.categories' rules pick one).
 ENGINE_CATEGORIES = (
     "python.control-flow",  # if/while on a tensor's value
     "python.data-structure",  # an input or output structure export cannot flatten (an unregistered class)

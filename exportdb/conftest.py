@@ -26,7 +26,7 @@ def pytest_export_outcome(item: pytest.Item, case: Any, outcome: Any) -> None:
     item.stash[_OUTCOME] = outcome
     if not db.findings or outcome.status != "passed":
         return
-    from exportcore.failures import finding_missing
+    from exportcore.diagnosis.failures import finding_missing
 
     seen = {f.kind for f in outcome.findings}
     missing = [kind for kind in db.findings if kind not in seen]

@@ -1,6 +1,6 @@
 """What the plugin keeps under pytest's cache dir: the result cache, and hypothesis' storage.
 
-The result cache (exportcore.result_cache) lives under ``config.cache`` so that ``--cache-clear``
+The result cache (exportcore.reuse.result_cache) lives under ``config.cache`` so that ``--cache-clear``
 empties it, ``-p no:cacheprovider`` turns it off, and a CI cache step that restores
 ``.pytest_cache`` restores it. xdist workers of one run share the directory (entries are written
 atomically), which is how a mode checked on one worker serves the same program on another.
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from exportcore.result_cache import ResultCache
+    from exportcore.reuse.result_cache import ResultCache
 
 __all__ = ["session_cache", "keep_hypothesis_storage"]
 
@@ -36,7 +36,7 @@ def session_cache(config: pytest.Config, mode: str) -> ResultCache | None:
     if mode == "off":
         return None
     if _CACHE not in config.stash:
-        from exportcore.result_cache import ResultCache
+        from exportcore.reuse.result_cache import ResultCache
 
         config.stash[_CACHE] = None
         cache = getattr(config, "cache", None)

@@ -271,7 +271,7 @@ def _check_category(mode: str, category: str | None) -> None:
     """Refuse a category the engine never reports: the expectation could never be met."""
     if category is None or mode not in mode_names():
         return  # a plugin's own mode (pytest_export_modes) reports categories of its own
-    from exportcore.categories import CATEGORIES
+    from exportcore.diagnosis.categories import CATEGORIES
 
     if category not in CATEGORIES:
         close = difflib.get_close_matches(category, CATEGORIES, n=1)

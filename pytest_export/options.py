@@ -40,7 +40,7 @@ __all__ = ["RunOptions", "OPTIONS", "add_options", "resolve"]
 OPTIONS = pytest.StashKey["RunOptions"]()
 
 FINDINGS = ("warning", "error")
-#: exportcore.result_cache.CACHE_MODES, spelled here too: importing the engine here would load it in every session.
+#: exportcore.reuse.result_cache.CACHE_MODES, spelled here too: importing the engine here would load it in every session.
 CACHE_MODES = ("off", "read", "write", "on")
 #: The smallest --export-timeout accepted. Exporting and checking a one-op function takes ~30 ms
 #: on a warm 2-core machine; a limit below 0.1 s can only turn every case into a timeout (a typo,
@@ -213,7 +213,7 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
 
 
 def _input_budget(config: pytest.Config) -> int | None:
-    from exportcore.input_budget import parse_bytes  # no torch, no hypothesis
+    from exportcore.shapes.input_budget import parse_bytes  # no torch, no hypothesis
 
     raw = _raw(config, "export_input_budget")
     if not raw:

@@ -90,7 +90,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
     config.pluginmanager.register(CaseSeed(), "export-case-seed")
     if is_worker(config):
-        from exportcore.caches import use_worker_cache_dirs
+        from exportcore.sandbox.caches import use_worker_cache_dirs
 
         # Workers must not race on one compile cache (torch writes one for compiling modes).
         use_worker_cache_dirs(config.workerinput["workerid"])  # type: ignore[attr-defined]
@@ -245,7 +245,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, Any, Any]:
         from pytest_export.time_limits import pytest_timeout_share
 
         if item.config.stash[OPTIONS].timeout is not None or pytest_timeout_share(item) is not None:
-            from exportcore.deadline import warm_up
+            from exportcore.sandbox.deadline import warm_up
 
             # Charged to a test, torch's first lazy imports (seconds) would exceed a healthy case's
             # pytest-timeout limit, and an alarm inside an import leaves a module half-initialized.
@@ -258,7 +258,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, Any, Any]:
 @pytest.hookimpl(tryfirst=True)
 def pytest_export_run(item: pytest.Item, case: Any, mode: str, options: dict[str, Any]) -> None:
     """Keep a test-wide alarm (pytest-timeout's signal method) out of imports while the case runs."""
-    from exportcore.deadline import guard_outer_alarm
+    from exportcore.sandbox.deadline import guard_outer_alarm
 
     # An alarm raised inside an import leaves the module half-initialized for every later test.
     guard_outer_alarm()
@@ -359,7 +359,7 @@ def _has_no_mode(item: pytest.Item) -> bool:
 
 
 def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], report: pytest.TestReport) -> Record:
-    from exportcore.failures import harness_timeout
+    from exportcore.diagnosis.failures import harness_timeout
     from exportcore.outcome import Outcome
     from pytest_export.marker import item_case_id
     from pytest_export.results.records import Record

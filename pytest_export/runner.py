@@ -17,7 +17,7 @@ from typing import Any, Callable, TypeVar
 import pytest
 
 from exportcore.case import Case
-from exportcore.failures import case_not_checked, finding_filtered_to_error
+from exportcore.diagnosis.failures import case_not_checked, finding_filtered_to_error
 from exportcore.outcome import Outcome
 from pytest_export.rendering import failure_text as explain
 from pytest_export.cache_dir import keep_hypothesis_storage
@@ -151,7 +151,7 @@ def _run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any]
         return outcome
     from exportcore.check import check_case
 
-    from exportcore.explain.rescue import export_config
+    from exportcore.diagnosis.explain.rescue import export_config
 
     kwargs = dict(kwargs)
     mode = kwargs.pop("export_mode", mode)
@@ -270,7 +270,7 @@ def call_bounded(item: pytest.Item, mode: str, spec: ExportSpec, options: RunOpt
     its export's time. Past it the test's record is a timeout at stage input, the test fails naming
     it and where it stood, and the session goes on.
     """
-    from exportcore.deadline import CaseTimeout, deadline
+    from exportcore.sandbox.deadline import CaseTimeout, deadline
 
     start = time.perf_counter()
     limit = time_limit(item, options)
@@ -281,8 +281,8 @@ def call_bounded(item: pytest.Item, mode: str, spec: ExportSpec, options: RunOpt
         if limit is None:
             raise  # not this deadline's: none was armed
         timeout = stopped
-    from exportcore.failures import case_timeout
-    from exportcore.sources import user_source
+    from exportcore.diagnosis.failures import case_timeout
+    from exportcore.diagnosis.sources import user_source
     from exportcore.targets import parse_label
 
     seconds = timeout.limit if timeout.limit is not None else limit

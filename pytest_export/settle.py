@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from exportcore.failures import failed_after_export
+from exportcore.diagnosis.failures import failed_after_export
 from exportcore.outcome import Outcome
 from pytest_export.results.records import Expectation, Record
 

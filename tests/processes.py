@@ -30,7 +30,7 @@ import sys
 import torch
 import exportcore
 from torch.export import Dim
-from exportcore.result_cache import ResultCache
+from exportcore.reuse.result_cache import ResultCache
 {model}
 
 x = torch.randn(8, 3, generator=torch.Generator().manual_seed(0))

@@ -15,8 +15,10 @@ import torch
 from torch.export import Dim
 
 import exportcore
-from exportcore import code_origins, reuse, shared_programs
-from exportcore.result_cache import ResultCache
+from exportcore.reuse import code_origins
+from exportcore.reuse import memo as reuse
+from exportcore.reuse import shared_programs
+from exportcore.reuse.result_cache import ResultCache
 
 SPEC = {"x": {0: Dim("n", min=2, max=64)}}
 

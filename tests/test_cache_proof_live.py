@@ -15,7 +15,7 @@ import pytest
 import torch
 from torch._decomp import global_decomposition_table
 
-from exportcore.result_cache import ResultCache
+from exportcore.reuse.result_cache import ResultCache
 from processes import last_lines
 from sessions import check, edit_rechecked, helper_edit_rechecked, served, write_module
 
@@ -290,7 +290,7 @@ import torch
 from torch.export import Dim
 
 import exportcore
-from exportcore.result_cache import ResultCache
+from exportcore.reuse.result_cache import ResultCache
 {model}
 
 x = torch.randn(8, 3, generator=torch.Generator().manual_seed(0))

@@ -1,4 +1,4 @@
-"""exportcore.classify on the exceptions torch 2.14 really raises, each reproduced with a tiny model."""
+"""exportcore.diagnosis.classify on the exceptions torch 2.14 really raises, each reproduced with a tiny model."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 from torch.export import Dim, export  # noqa: E402
 
-from exportcore.classify import CATEGORIES, EAGER_HINT, classify, mismatch_failure, user_source  # noqa: E402
+from exportcore.diagnosis.classify import CATEGORIES, EAGER_HINT, classify, mismatch_failure, user_source  # noqa: E402
 from exportcore.compare import compare  # noqa: E402
 from exportcore.outcome import Failure, Outcome  # noqa: E402
 
@@ -456,7 +456,7 @@ def test_user_assert_through_a_raising_assertrepr_hook_is_still_python_assert(py
     )
     pytester.makepyfile(test_model='''
         import torch
-        from exportcore.classify import classify
+        from exportcore.diagnosis.classify import classify
 
         class UserAssert(torch.nn.Module):
             def forward(self, x):

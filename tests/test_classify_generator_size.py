@@ -60,7 +60,7 @@ def test_the_hints_rewrite_exports_and_matches_eager():
 
 
 def test_a_concrete_size_kernel_without_a_generator_is_not_blamed_on_a_custom_op():
-    from exportcore.categories import decide
+    from exportcore.diagnosis.categories import decide
 
     exc = RuntimeError("SymIntArrayRef expected to contain only concrete integers that are stored inline. Found"
                        " symbolic SymInt at index 0: s77 in SymIntArrayRef [s77, 3]")

@@ -58,7 +58,7 @@ def test_the_models_own_raise_while_traced_is_not_classed_internal(model, mode):
 
 
 def test_an_operator_error_from_a_user_line_is_still_not_the_models_raise():
-    from exportcore.categories import decide
+    from exportcore.diagnosis.categories import decide
 
     try:
         torch.ones(2) + torch.ones(3)

@@ -14,9 +14,9 @@ from pathlib import Path
 import torch
 from torch.export import Dim
 
-from exportcore.identity import structure
-from exportcore.python_state import state_digest
-from exportcore.result_cache import ResultCache
+from exportcore.reuse.identity import structure
+from exportcore.sandbox.python_state import state_digest
+from exportcore.reuse.result_cache import ResultCache
 from sessions import check, served, write_module
 
 # An op with only a CompositeImplicitAutograd kernel stays in the captured graph; run_decompositions
@@ -165,7 +165,7 @@ def test_a_constant_read_through_globals_is_part_of_the_proof(tmp_path: Path) ->
 def test_a_custom_ops_kernel_under_torchs_dynamo_disable_is_recorded() -> None:
     # torch runs a CompositeImplicitAutograd kernel under a torch._dynamo.disable wrapper while it
     # decomposes: the code under it is the user's, recorded like any other
-    from exportcore.eager_code import CodeRecord
+    from exportcore.reuse.eager_code import CodeRecord
 
     sys.modules["pte_lowering"] = type(sys)("pte_lowering")
     sys.modules["pte_lowering"].lowered = lambda x: x + x

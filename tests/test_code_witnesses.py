@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from exportcore.result_cache import ResultCache
+from exportcore.reuse.result_cache import ResultCache
 from processes import checked_twice
 from sessions import check, reported_version, served, warmed, write_module
 

@@ -314,5 +314,5 @@ def test_every_output_kind_survives_export_and_compares_equal():
 
 
 def test_import_does_not_load_torch():
-    code = "import sys, exportcore.compare, exportcore.classify; assert 'torch' not in sys.modules"
+    code = "import sys, exportcore.compare, exportcore.diagnosis.classify; assert 'torch' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)

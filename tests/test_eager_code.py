@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from exportcore.eager_code import CodeRecord
-from exportcore.result_cache import ResultCache
+from exportcore.reuse.eager_code import CodeRecord
+from exportcore.reuse.result_cache import ResultCache
 from processes import checked_twice
 from sessions import check, reported_version, served, warmed, write_module
 
@@ -87,7 +87,7 @@ def test_a_profile_hook_in_use_means_nothing_is_proven(warm) -> None:
 
 def test_the_garbage_collectors_callbacks_are_not_the_models_code() -> None:
     # gc runs its callbacks (hypothesis registers one) whenever it triggers, inside whatever runs.
-    from exportcore.eager_code import recorded
+    from exportcore.reuse.eager_code import recorded
 
     def churn() -> None:  # enough reference cycles to start a collection
         for _ in range(5000):
@@ -132,7 +132,7 @@ def test_size_math_is_served_in_a_new_process(tmp_path) -> None:
 
 def test_control_flow_in_eager_is_served_in_a_new_process(tmp_path) -> None:
     # torch.cond compiles its branches even in eager: dynamo traces them instead of running them. The
-    # record reads what it traced from dynamo's translators (exportcore.traced_code), so a later
+    # record reads what it traced from dynamo's translators (exportcore.reuse.traced_code), so a later
     # session proves the same code ran.
     lines = checked_twice(BRANCHY, "Branchy", tmp_path)
     assert lines[0] == "passed None", lines[0]
@@ -259,7 +259,7 @@ def test_dynamo_does_not_compile_the_records_own_hook() -> None:
     # (guarded on the event's name, with the operators' recompile limit off)
     from torch._C._dynamo.eval_frame import _debug_get_cache_entry_list
 
-    from exportcore import eager_code
+    from exportcore.reuse import eager_code
 
     hook = next(code for code in eager_code._Calls._hook.__code__.co_consts if getattr(code, "co_name", "") == "profile")
     record = CodeRecord()
@@ -268,7 +268,7 @@ def test_dynamo_does_not_compile_the_records_own_hook() -> None:
 
 
 def test_what_a_conds_branches_reach_is_recorded_with_closures_and_again_in_each_recording() -> None:
-    from exportcore.eager_code import recorded
+    from exportcore.reuse.eager_code import recorded
 
     def helper(x):
         return x.cumsum(0)
@@ -295,7 +295,7 @@ def test_what_a_conds_branches_reach_is_recorded_with_closures_and_again_in_each
 
 
 def test_dynamo_traced_code_leaves_no_proof_and_disabled_code_is_recorded() -> None:
-    from exportcore.eager_code import recorded
+    from exportcore.reuse.eager_code import recorded
 
     def helper(x):
         return x.cumsum(0)
@@ -373,8 +373,8 @@ def test_torchs_dependencies_are_named_by_their_versions_not_recorded() -> None:
     # first eager run would record code the next finds cached, and each session's first case miss.
     import sympy
 
-    from exportcore.eager_code import recorded
-    from exportcore.result_cache import environment
+    from exportcore.reuse.eager_code import recorded
+    from exportcore.reuse.result_cache import environment
 
     def body(use: bool) -> None:
         if use:
@@ -390,7 +390,7 @@ def test_an_installed_librarys_version_is_part_of_the_code_eager_ran() -> None:
     # Its native kernels (torchvision's, torch_scatter's) change with its version, maybe with every
     # line of its Python the same; the user's own code is named by source, never looked up.
     torchvision = pytest.importorskip("torchvision")
-    from exportcore import eager_code
+    from exportcore.reuse import eager_code
 
     model = torchvision.ops.FrozenBatchNorm2d(4).eval()  # its forward is torchvision's own Python
     x = torch.randn(1, 4, 2, 2)
@@ -405,7 +405,7 @@ def test_only_installed_libraries_are_named_by_version() -> None:
     import importlib.metadata
 
     torchvision = pytest.importorskip("torchvision")
-    from exportcore.code_origins import distribution
+    from exportcore.reuse.code_origins import distribution
 
     assert distribution(torchvision.ops.FrozenBatchNorm2d.forward.__code__.co_filename) == \
         f"torchvision=={importlib.metadata.version('torchvision')}"
@@ -418,7 +418,7 @@ def test_a_library_named_otherwise_than_its_package_is_named_by_its_distribution
     import importlib.metadata
 
     image = pytest.importorskip("PIL.Image")
-    from exportcore.code_origins import distribution
+    from exportcore.reuse.code_origins import distribution
 
     owner = importlib.metadata.packages_distributions()["PIL"][0]
     assert distribution(image.__file__) == f"{owner}=={importlib.metadata.version(owner)}"

@@ -7,9 +7,9 @@ import threading
 
 import torch
 
-from exportcore.eager_code import CodeRecord
-from exportcore.environ_reads import unchanged, value_digest
-from exportcore.result_cache import ResultCache
+from exportcore.reuse.eager_code import CodeRecord
+from exportcore.reuse.environ_reads import unchanged, value_digest
+from exportcore.reuse.result_cache import ResultCache
 from sessions import check
 
 SECRET = "PTE_TEST_TOKEN"

@@ -12,8 +12,8 @@ torch = pytest.importorskip("torch")
 from torch.export import Dim  # noqa: E402
 
 import exportcore  # noqa: E402
-from exportcore.classify import classify  # noqa: E402
-from exportcore.explain.example_size import pins_example_size  # noqa: E402
+from exportcore.diagnosis.classify import classify  # noqa: E402
+from exportcore.diagnosis.explain.example_size import pins_example_size  # noqa: E402
 
 
 class Double(torch.nn.Module):

@@ -1,4 +1,4 @@
-"""exportcore.explain: guard solving, spec rewriting and the verified fix, on real exports where it matters."""
+"""exportcore.diagnosis.explain: guard solving, spec rewriting and the verified fix, on real exports where it matters."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import torch
 from torch.export import Dim
 
 import exportcore
-from exportcore.explain.bounds import solve, violations
-from exportcore.explain.specs import dim_bounds, render_spec, replace_bounds, spec_changes
+from exportcore.diagnosis.explain.bounds import solve, violations
+from exportcore.diagnosis.explain.specs import dim_bounds, render_spec, replace_bounds, spec_changes
 from exportcore.outcome import Explanation, Outcome, SchemaError, SpecFix
 from exportdb.registry import parse_version
 
@@ -167,7 +167,7 @@ def test_a_runtime_guard_rejection_is_solved_too() -> None:
 def test_a_fix_that_does_not_export_is_only_suggested() -> None:
     from types import SimpleNamespace
 
-    from exportcore.explain.fix import corrected_spec
+    from exportcore.diagnosis.explain.fix import corrected_spec
     from exportcore.outcome import Failure
 
     failure = Failure(stage="constraints", category="torch.dynamic-shape", exc_type="UserError",

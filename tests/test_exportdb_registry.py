@@ -146,7 +146,7 @@ def test_unknown_lookups_raise_clearly() -> None:
 
 def test_importing_and_listing_does_not_import_torch() -> None:
     code = (
-        "import sys, exportdb, exportdb.docs, exportcore.links\n"
+        "import sys, exportdb, exportdb.docs, exportcore.diagnosis.links\n"
         "from exportdb.__main__ import main\n"
         "assert len(exportdb.all_cases()) >= 100\n"
         "main(['list', '--tag', 'torch.cond'])\n"

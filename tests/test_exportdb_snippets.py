@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from exportcore.links import nearest_case
+from exportcore.diagnosis.links import nearest_case
 from exportdb.registry import get
 from exportdb.snippets import rewrite_snippet
 from pytest_export.rendering.story import rewrite_lines

@@ -10,8 +10,8 @@ from torch import nn
 from torch.export import Dim
 
 import exportcore
-from exportcore import identity
-from exportcore.identity import guard_structure
+from exportcore.reuse import identity
+from exportcore.reuse.identity import guard_structure
 
 ROWS = {"x": {0: Dim("n", min=2, max=64)}}
 

@@ -229,10 +229,10 @@ def test_results_rendering_and_the_cli_import_no_pytest():
 
 def test_the_target_adapters_import_no_stage_or_check():
     # exportcore/targets/ probes, lowers, loads and judges a rejection; the pipeline's stages, its
-    # checks and the programs under test (exportcore.stages.runtime, exportcore.programs) drive them,
+    # checks and the programs under test (exportcore.stages.runtime, exportcore.programs.under_test) drive them,
     # never the other way.
     driving = ("exportcore.stages", "exportcore.checks", "exportcore.pipeline", "exportcore.check",
-               "exportcore.programs")
+               "exportcore.programs.under_test")
     wrong = [f"{e.source} imports {e.target} at {e.where}" for e in import_edges(ROOT, tuple(RANK))
              if e.source.startswith("exportcore.targets")
              and any(e.target == d or e.target.startswith(d + ".") for d in driving)]

@@ -10,8 +10,9 @@ import torch
 from torch.export import Dim
 
 import exportcore
-from exportcore import reuse, shared_programs
-from exportcore.result_cache import ResultCache
+from exportcore.reuse import memo as reuse
+from exportcore.reuse import shared_programs
+from exportcore.reuse.result_cache import ResultCache
 from sessions import served, write_module
 
 # Rows past 16 come from a helper the examples' 8 rows never reach: only the drawn shapes call it.

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 from torch.export import Dim  # noqa: E402
 
 import exportcore  # noqa: E402
-from exportcore.isolation import drop_leaked_export_hooks  # noqa: E402
+from exportcore.sandbox.isolation import drop_leaked_export_hooks  # noqa: E402
 
 FAST = {"examples": 0, "checks": ("numerics",)}
 
@@ -299,7 +299,7 @@ def test_an_outer_timer_like_pytest_timeouts_keeps_its_deadline():
     import signal
     import time
 
-    from exportcore.deadline import warm_up
+    from exportcore.sandbox.deadline import warm_up
 
     warm_up()  # once per process, before any limit; it must not eat the outer timer here
     fired: list[float] = []
@@ -342,7 +342,7 @@ def test_a_pending_outer_timer_survives_a_case_that_finishes_in_time():
 
 
 def test_each_worker_gets_its_own_compile_cache_dir(tmp_path):
-    from exportcore.caches import default_inductor_cache_dir, use_worker_cache_dirs
+    from exportcore.sandbox.caches import default_inductor_cache_dir, use_worker_cache_dirs
 
     env: dict[str, str] = {}
     assert use_worker_cache_dirs("gw0", env) == {"TORCHINDUCTOR_CACHE_DIR": f"{default_inductor_cache_dir()}/gw0"}
@@ -361,7 +361,7 @@ def test_each_worker_gets_its_own_compile_cache_dir(tmp_path):
 def test_torch_writes_its_compile_cache_where_the_worker_dir_points(tmp_path, monkeypatch):
     from torch._inductor.runtime.cache_dir_utils import cache_dir
 
-    from exportcore.caches import use_worker_cache_dirs
+    from exportcore.sandbox.caches import use_worker_cache_dirs
 
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
     use_worker_cache_dirs("gw3")
@@ -440,7 +440,7 @@ def test_tf32_switched_through_either_api_is_switched_back_and_stays_readable(fl
 
 
 def test_restore_copies_only_what_moved_and_catches_writes_behind_the_version_counter():
-    from exportcore.model_state import ModelState
+    from exportcore.sandbox.model_state import ModelState
 
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 2))
     state = ModelState.capture(model)
@@ -463,7 +463,7 @@ def test_restore_copies_only_what_moved_and_catches_writes_behind_the_version_co
 
 
 def test_tied_weights_are_restored_and_then_left_alone():
-    from exportcore.model_state import ModelState
+    from exportcore.sandbox.model_state import ModelState
 
     emb = torch.nn.Embedding(10, 4)
     head = torch.nn.Linear(4, 10, bias=False)

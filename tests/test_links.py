@@ -1,4 +1,4 @@
-"""exportcore.links: classified failures point at the ExportDB case that shows the fix."""
+"""exportcore.diagnosis.links: classified failures point at the ExportDB case that shows the fix."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 import exportcore
-from exportcore.links import CATEGORY_FALLBACK, LINKS, linked_names, nearest_case
+from exportcore.diagnosis.links import CATEGORY_FALLBACK, LINKS, linked_names, nearest_case
 from exportdb.registry import Pass, all_cases, get
 
 

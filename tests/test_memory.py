@@ -132,7 +132,7 @@ class _CyclicLinear(torch.nn.Linear):
 
 
 def test_garbage_older_than_a_check_waits_for_no_explicit_collection(monkeypatch):
-    from exportcore import heap
+    from exportcore.sandbox import heap
 
     cyclic = _CyclicLinear(2048)  # 16 MiB of weights: a model that must not wait for the periodic collection
     assert sum(p.numel() * p.element_size() for p in cyclic.parameters()) >= heap.WATCH_BYTES
@@ -155,7 +155,7 @@ def test_garbage_older_than_a_check_waits_for_no_explicit_collection(monkeypatch
 
 
 def test_smaller_models_lingering_together_wait_no_longer_than_one_large_one(monkeypatch):
-    from exportcore import heap
+    from exportcore.sandbox import heap
 
     monkeypatch.setattr(heap, "FULL_EVERY", 10**6)  # only the weights decide here
     weights = []

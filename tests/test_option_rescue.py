@@ -15,7 +15,7 @@ import torch
 from torch.export import Dim
 
 import exportcore
-from exportcore.explain.rescue import export_config
+from exportcore.diagnosis.explain.rescue import export_config
 
 
 class BatchSum(torch.nn.Module):

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 from torch.export import Dim  # noqa: E402
 
 import exportcore  # noqa: E402
-from exportcore.checks.output_meta import contradiction  # noqa: E402
+from exportcore.programs.output_meta import contradiction  # noqa: E402
 
 if not hasattr(torch.library, "custom_op"):
     pytest.skip("torch.library.custom_op is not available", allow_module_level=True)

@@ -139,7 +139,7 @@ def test_a_target_walks_its_table_and_a_step_added_there_sees_the_loaded_runtime
 
 
 def test_modes_and_targets_run_the_same_numerics_drawn_shape_and_reject_checks():
-    # One check per question, looping over the programs under test (exportcore.programs.sides): a
+    # One check per question, looping over the programs under test (exportcore.programs.under_test.sides): a
     # target's table names the very functions a mode's does, so a check changed or added there
     # serves both.
     from exportcore.checks import accept, numerics, reject

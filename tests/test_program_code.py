@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch._decomp import global_decomposition_table
 
-from exportcore.result_cache import ResultCache
+from exportcore.reuse.result_cache import ResultCache
 from sessions import check, served, write_module
 
 aten = torch.ops.aten

@@ -12,9 +12,10 @@ import torch
 from torch.export import Dim
 
 import exportcore
-from exportcore import reuse, shared_programs
-from exportcore.python_state import Reader, Unreadable, state_digest
-from exportcore.result_cache import ResultCache
+from exportcore.reuse import memo as reuse
+from exportcore.reuse import shared_programs
+from exportcore.sandbox.python_state import Reader, Unreadable, state_digest
+from exportcore.reuse.result_cache import ResultCache
 from processes import last_lines
 
 SPEC = {"x": {0: Dim("n", min=2, max=64)}}
@@ -180,7 +181,7 @@ import sys
 import torch
 import exportcore
 from torch.export import Dim
-from exportcore.result_cache import ResultCache
+from exportcore.reuse.result_cache import ResultCache
 
 
 class Settings:

@@ -10,8 +10,10 @@ from torch import nn
 from torch.export import Dim
 
 import exportcore
-from exportcore import result_cache, reuse, shared_programs
-from exportcore.result_cache import ResultCache
+from exportcore.reuse import result_cache
+from exportcore.reuse import memo as reuse
+from exportcore.reuse import shared_programs
+from exportcore.reuse.result_cache import ResultCache
 
 BATCH = {"x": {0: Dim("batch", min=2, max=64)}}
 RUN_STEPS = {"run", "decompose", "serialize"}
@@ -204,7 +206,7 @@ def test_a_native_kernel_rebuilt_in_the_users_tree_is_not_served_its_old_results
 def test_a_native_library_is_named_by_its_content_not_where_the_checkout_built_it(tmp_path) -> None:
     import shutil
 
-    from exportcore import native_code
+    from exportcore.reuse import native_code
 
     first, second = _native_libraries(2)
     here, there, other = (tmp_path / folder / "libkernel.so" for folder in "abc")
@@ -225,7 +227,7 @@ def test_code_a_target_compiled_from_a_program_is_not_the_users_native_code(tmp_
     import ctypes
     import shutil
 
-    from exportcore.native_code import generated, loaded_libraries, native_code
+    from exportcore.reuse.native_code import generated, loaded_libraries, native_code
 
     library = _native_libraries(3)[2]
     before = native_code()
@@ -253,7 +255,7 @@ def _global_hook() -> None:
 def test_results_found_under_other_process_settings_are_not_served(tmp_path, setting) -> None:
     # A conftest that turns on deterministic algorithms (an op may raise) or TF32 (numbers past
     # tolerance) changes what eager and the programs compute, and neither graph nor model shows it.
-    from exportcore.isolation import GlobalState
+    from exportcore.sandbox.isolation import GlobalState
 
     cache, m, args = ResultCache(tmp_path), model(), example()  # built before: the same tensors under each setting
     assert check(cache, m, args, mode="non_strict").status == "passed"

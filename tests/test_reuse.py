@@ -10,8 +10,9 @@ from torch import nn
 from torch.export import Dim
 
 import exportcore
-from exportcore import reuse, shared_programs
-from exportcore.identity import same_program, structure
+from exportcore.reuse import memo as reuse
+from exportcore.reuse import shared_programs
+from exportcore.reuse.identity import same_program, structure
 
 BATCH = {"x": {0: Dim("batch", min=2, max=64)}}
 

@@ -12,7 +12,7 @@ sympy = pytest.importorskip("sympy")
 
 from torch.export import Dim  # noqa: E402
 
-from exportcore.serde_memo import memoized_parsing  # noqa: E402
+from exportcore.programs.serde_memo import memoized_parsing  # noqa: E402
 
 serialize = pytest.importorskip("torch._export.serde.serialize")
 

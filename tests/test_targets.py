@@ -212,8 +212,8 @@ def test_labels_round_trip():
 
 def test_a_runtime_differing_on_a_drawn_shape_names_the_mismatch_not_the_tolerances():
     # the probe's message keys the shrunk counterexample: the mismatch itself, without the tolerances line
-    from exportcore.execute import RunResult
-    from exportcore.programs import RuntimeSide
+    from exportcore.programs.execute import RunResult
+    from exportcore.programs.under_test import RuntimeSide
     from exportcore.targets import get_target
 
     side = RuntimeSide(label="onnx", target=get_target("onnx"), tolerance=(1e-5, 1e-6))

@@ -1,6 +1,6 @@
 """torch's other control-flow operators in eager (while_loop, map, scan): served on proof, re-checked after an edit.
 
-Like torch.cond, each hands its body to dynamo even in eager (exportcore.traced_code): the code the
+Like torch.cond, each hands its body to dynamo even in eager (exportcore.reuse.traced_code): the code the
 body reaches is read from dynamo's trace, not seen as frames, so these cases are served only when
 that trace proves the same code ran, and an edit to a helper only the body reaches is seen.
 """
@@ -69,7 +69,7 @@ import sys
 import torch
 import exportcore
 from torch.export import Dim
-from exportcore.result_cache import ResultCache
+from exportcore.reuse.result_cache import ResultCache
 import pte_helper
 {model}
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from exportcore.result_cache import ResultCache
+from exportcore.reuse.result_cache import ResultCache
 from sessions import check, edit_rechecked, helper_edit_rechecked, served, write_module
 from test_values_eager_reads import chunked
 

@@ -1,6 +1,6 @@
 """Model code that runs on a thread the model starts: an edit there is checked again, never served.
 
-The result cache's proof names the Python eager ran (exportcore.eager_code). A forward that hands
+The result cache's proof names the Python eager ran (exportcore.reuse.eager_code). A forward that hands
 work to a thread (``threading.Thread``, a ``ThreadPoolExecutor``, whose workers start on the first
 ``submit`` and then serve every later call) runs that work where the calling thread's profile hook
 does not look. Each model below takes its row limit from code run on such a thread: 8-row examples
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from exportcore.result_cache import ResultCache
+from exportcore.reuse.result_cache import ResultCache
 from sessions import check, helper_edit_rechecked, served, write_module
 
 HELPER = '''

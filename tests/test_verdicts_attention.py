@@ -20,7 +20,7 @@ from torch.export import Dim  # noqa: E402
 
 import exportcore  # noqa: E402
 from exportcore.compare import compare_with_reference  # noqa: E402
-from exportcore.random_draws import seeded_ops  # noqa: E402
+from exportcore.programs.random_draws import seeded_ops  # noqa: E402
 
 RANDOM_NOTE = "draws random numbers with other ops"
 

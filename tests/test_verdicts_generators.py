@@ -119,7 +119,7 @@ def test_a_generator_however_held_starts_every_program_where_eager_started(model
 
 
 def test_torchs_default_generator_is_left_to_the_seeding_not_to_the_snapshot():
-    from exportcore.held_generators import held_generators
+    from exportcore.sandbox.held_generators import held_generators
 
     class UsesDefault(torch.nn.Module):
         def __init__(self) -> None:

@@ -290,7 +290,7 @@ def test_aliased_example_inputs_stay_aliased_in_every_copy(mode):
 
 
 def test_views_of_one_storage_stay_views_of_one_copy():
-    from exportcore.execute import clone_tree
+    from exportcore.programs.execute import clone_tree
 
     base = torch.arange(6.0)
     a, b, c = base[:4], base[2:], torch.ones(2)

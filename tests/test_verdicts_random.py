@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 from torch import nn  # noqa: E402
 
 import exportcore  # noqa: E402
-from exportcore.random_draws import redrawn, seeded_ops  # noqa: E402
+from exportcore.programs.random_draws import redrawn, seeded_ops  # noqa: E402
 from exportcore.outcome import Failure  # noqa: E402
 
 
@@ -69,7 +69,7 @@ class NoisyHead(nn.Module):
 
 
 def test_a_run_is_seeded_as_torch_manual_seed_seeds_it():
-    from exportcore.execute import seed_rng
+    from exportcore.programs.execute import seed_rng
 
     seed_rng(1234)
     ours = (torch.randn(5), torch.rand(3), torch.randint(0, 100, (4,)))
@@ -92,7 +92,7 @@ def test_a_custom_device_backend_is_seeded_as_torch_seeds_it_even_when_registere
 
     script = """
     import types, torch
-    from exportcore.execute import seed_rng
+    from exportcore.programs.execute import seed_rng
     seed_rng(0)  # before any backend: the CPU generator alone
     torch.utils.rename_privateuse1_backend("foo")
     seeds = []
@@ -112,7 +112,7 @@ def test_a_cuda_seed_the_user_queued_before_cuda_started_survives_a_check(monkey
     # Where a GPU can start, a run seeds with torch.manual_seed, which queues its seed for CUDA's
     # start and drops the user's queued one. This machine need not have a GPU: torch queues the
     # seed all the same while CUDA has not started.
-    from exportcore import execute
+    from exportcore.programs import execute
 
     if torch.cuda.is_initialized() or not hasattr(torch.cuda, "_lazy_seed_tracker"):
         pytest.skip("CUDA already started, or a torch without a queue of seeds for its start")
@@ -129,7 +129,7 @@ def test_cuda_started_during_a_check_is_seeded_with_the_seeds_the_user_queued(mo
     # CUDA took the check's queued seed when it started; afterwards it must stand where the
     # user's queued seeds would have put it at its start. (Started is simulated: this machine
     # need not have a GPU, and a seed callback of torch's is a no-op without one.)
-    from exportcore.isolation import GlobalState
+    from exportcore.sandbox.isolation import GlobalState
 
     if torch.cuda.is_initialized() or not hasattr(torch.cuda, "_lazy_seed_tracker"):
         pytest.skip("CUDA already started, or a torch without a queue of seeds for its start")

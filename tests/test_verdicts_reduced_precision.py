@@ -5,7 +5,7 @@ eager and in the exported program alike; the two differ by ~1e-3 where their ker
 points (or cudnn's backward sums with atomics), and from float64 by far more (resnet18's conv1 weight
 grad on an H200: 1.31 off float64 at values up to 10, both sides). resnet18 failed in training mode
 there although its program is correct. A mismatch under reduced precision is now judged on eager and
-the program both run again at full float32 precision (exportcore.float32_precision, parity).
+the program both run again at full float32 precision (exportcore.sandbox.float32_precision, parity).
 
 Without a GPU the same path runs on the CPU through the fp32_precision switches of torch >= 2.9
 (mkldnn): the custom kernel below reads its operands as TF32 when the backend allows it, as cuBLAS
@@ -24,7 +24,7 @@ torch = pytest.importorskip("torch")
 from torch._subclasses.fake_tensor import FakeTensor  # noqa: E402
 
 import exportcore  # noqa: E402
-from exportcore.float32_precision import full_float32, reduced_float32  # noqa: E402
+from exportcore.sandbox.float32_precision import full_float32, reduced_float32  # noqa: E402
 
 
 def _tf32(t: torch.Tensor) -> torch.Tensor:

@@ -10,8 +10,8 @@ import torch
 from torch.export import Dim
 
 from exportcore import check
-from exportcore.execute import RunResult
-from exportcore.parity import compare_runs
+from exportcore.programs.execute import RunResult
+from exportcore.programs.parity import compare_runs
 from exportdb.registry import parse_version
 
 TORCH = parse_version(torch.__version__)

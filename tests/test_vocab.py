@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from exportcore import failures, vocab
+from exportcore import vocab
+
+from exportcore.diagnosis import failures
 from exportcore.codec import SchemaError
 from exportcore.outcome import Failure, Finding, Outcome, SpecFix
 from pytest_export.results.records import Record
@@ -63,13 +65,13 @@ def test_a_plugin_mode_keeps_its_own_categories():
 
 
 def test_the_old_names_are_the_vocabulary():
-    import exportcore.categories
+    import exportcore.diagnosis.categories
     import exportcore.outcome
     from pytest_export.results import records
 
     assert exportcore.outcome.STAGES is vocab.STAGES and exportcore.outcome.STATUSES is vocab.STATUSES
     assert exportcore.outcome.FIX_STATUSES is vocab.FIX_STATUSES
-    assert exportcore.categories.CATEGORIES is vocab.CATEGORIES
+    assert exportcore.diagnosis.categories.CATEGORIES is vocab.CATEGORIES
     assert records.VERDICTS is vocab.VERDICTS and records.SOURCES is vocab.SOURCES
     assert records.EXPORTABLE is vocab.EXPORTABLE
     assert set(vocab.STATUSES) <= set(vocab.VERDICTS) and set(vocab.EXPORTABLE) <= set(vocab.VERDICTS)
@@ -127,7 +129,7 @@ def test_every_stage_category_and_finding_kind_a_writer_spells_is_in_the_vocabul
 
 
 def test_the_engine_tables_of_words_are_in_the_vocabulary():
-    from exportcore.categories import vocab as categories_vocab
+    from exportcore.diagnosis.categories import vocab as categories_vocab
     from exportcore.targets import failures as target_failures
     from pytest_export.finding_warnings import FINDING_WARNINGS
 

@@ -1,6 +1,6 @@
 """Checks accept (and numerics) on drawn shapes: every in-spec shape eager accepts, each program accepts.
 
-One hypothesis loop serves both checks and every program under test (exportcore.programs: a
+One hypothesis loop serves both checks and every program under test (exportcore.programs.under_test: a
 mode's exported, decomposed and reloaded programs, or a target's runtime): for each drawn in-spec
 shape each must accept it (accept) and match eager on it (numerics). A failure shrinks to a
 minimal counterexample, which the failing side writes up.
@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from exportcore.checks.nonfinite import (NOT_COUNTED, blame_factory, eager_on_resized_examples, factory_name,
                                          nothing_to_compare)
-from exportcore.checks.table import add_row, quiet_cell
-from exportcore.failures import input_factory_error
+from exportcore.programs.table import add_row, quiet_cell
+from exportcore.diagnosis.failures import input_factory_error
 from exportcore.outcome import Failure
-from exportcore.programs import Side, sides
-from exportcore.sides import prepare, recording, run_side
+from exportcore.programs.under_test import Side, sides
+from exportcore.programs.sides import prepare, recording, run_side
 from exportcore.targets.base import flat_tensors
 
 if TYPE_CHECKING:
@@ -122,10 +122,10 @@ def judge(ctx: Run, under_test: list[Side], args: tuple, kwargs: dict, reference
 
 
 def recorded_factory(ctx: Run) -> Any:
-    """The user's ``inputs=``; a factory function's calls recorded as eager's are (exportcore.sides.recording).
+    """The user's ``inputs=``; a factory function's calls recorded as eager's are (exportcore.programs.sides.recording).
 
     With a result cache, what the factory runs at the drawn shapes and not at the examples' is
-    named in the entry as eager's own code is (exportcore.code_witnesses): a helper it calls only
+    named in the entry as eager's own code is (exportcore.reuse.code_witnesses): a helper it calls only
     past some size, edited, is never served the old results.
     """
     factory = ctx.inputs

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from exportcore.execute import run_inference, run_training
-from exportcore.sides import prepare, traced_path
+from exportcore.programs.execute import run_inference, run_training
+from exportcore.programs.sides import prepare, traced_path
 
 if TYPE_CHECKING:
     from exportcore.context import Run
-    from exportcore.execute import RunResult
+    from exportcore.programs.execute import RunResult
 
 __all__ = ["run"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from exportcore.execute import clone_tree
-from exportcore.sides import call_quiet
+from exportcore.programs.execute import clone_tree
+from exportcore.programs.sides import call_quiet
 
 if TYPE_CHECKING:
     from exportcore.context import Run

@@ -57,7 +57,7 @@ def eager_on_resized_examples(ctx: Run, args: tuple, kwargs: dict) -> Any:
 
     from exportcore.shapes.parse import input_paths
     from exportcore.shapes.synth import input_shapes, synthesize
-    from exportcore.sides import prepare, run_side
+    from exportcore.programs.sides import prepare, run_side
 
     examples = dict(input_paths(ctx.args, ctx.kwargs))
     shapes = {p: s for p, s in input_shapes(args, kwargs).items()

@@ -1,7 +1,7 @@
 """Check numerics: every program under test equals eager on the example inputs.
 
 A mode's programs (exported, decomposed, reloaded) are also held to the shapes and dtypes their
-graph declares (exportcore.checks.output_meta); a target's runtime runs here even with the numerics
+graph declares (exportcore.programs.output_meta); a target's runtime runs here even with the numerics
 check off (it must at least run the examples), compared only with it on.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from exportcore.checks.nonfinite import NOT_COUNTED, nothing_to_compare
-from exportcore.checks.table import add_row, quiet_cell
-from exportcore.classify import EXAMPLE_SHAPE_HINT
-from exportcore.programs import sides
-from exportcore.sides import prepare
+from exportcore.programs.table import add_row, quiet_cell
+from exportcore.diagnosis.classify import EXAMPLE_SHAPE_HINT
+from exportcore.programs.under_test import sides
+from exportcore.programs.sides import prepare
 from exportcore.targets.base import flat_tensors
 
 if TYPE_CHECKING:

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from exportcore.checks.table import add_row, keeps_table, probe_cell, shapes_text
-from exportcore.failures import guard_accepted
+from exportcore.programs.table import add_row, keeps_table, probe_cell, shapes_text
+from exportcore.diagnosis.failures import guard_accepted
 from exportcore.guards import ranges_text
-from exportcore.programs import sides
-from exportcore.sides import prepare, run_side
+from exportcore.programs.under_test import sides
+from exportcore.programs.sides import prepare, run_side
 from exportcore.targets.base import flat_tensors
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ import sys
 from typing import Any, Callable
 
 from exportcore.outcome import SourceLocation
-from exportcore.sources import is_user_file, location
+from exportcore.diagnosis.sources import is_user_file, location
 
 __all__ = ["specialization_site", "specialized_to"]
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from exportcore.classify import classify
-from exportcore.execute import clone_tree
-from exportcore.graph_stats import graph_stats
+from exportcore.diagnosis.classify import classify
+from exportcore.programs.execute import clone_tree
+from exportcore.programs.graph_stats import graph_stats
 from exportcore.guards import exported_input_shapes, exported_ranges, symbol_names
 from exportcore.shapes.guard_site import specialization_site, specialized_to
-from exportcore.sides import prepare
+from exportcore.programs.sides import prepare
 
 if TYPE_CHECKING:
     from exportcore.context import Run
@@ -22,7 +22,7 @@ def run(ctx: Run) -> None:
     """Set ``ctx.ep`` and its ranges; the outcome gets the ranges (as text) and the graph statistics."""
     import torch
 
-    from exportcore.export_hooks import no_leaked_hooks
+    from exportcore.sandbox.export_hooks import no_leaked_hooks
 
     with ctx.clock.stage("capture"):
         prepare(ctx)
@@ -53,7 +53,7 @@ def _specialization_site(ctx: Run, message: str) -> SourceLocation | None:
         return None
     import torch
 
-    from exportcore.export_hooks import no_leaked_hooks
+    from exportcore.sandbox.export_hooks import no_leaked_hooks
 
     def export() -> None:
         args, kwargs = clone_tree((ctx.args, ctx.kwargs))

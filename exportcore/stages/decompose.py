@@ -5,11 +5,11 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from exportcore import shared_programs
-from exportcore.classify import classify
-from exportcore.eager_code import CodeRecord
-from exportcore.graph_stats import graph_stats
-from exportcore.sides import compare_guards, remember
+from exportcore.reuse import shared_programs
+from exportcore.diagnosis.classify import classify
+from exportcore.reuse.eager_code import CodeRecord
+from exportcore.programs.graph_stats import graph_stats
+from exportcore.programs.sides import compare_guards, remember
 
 if TYPE_CHECKING:
     from exportcore.context import Run
@@ -19,7 +19,7 @@ __all__ = ["run"]
 
 
 def _same(ep: object, decomposed: object) -> bool:
-    from exportcore.identity import same_program
+    from exportcore.reuse.identity import same_program
 
     try:
         return same_program(ep, decomposed)
@@ -33,7 +33,7 @@ def _decompose(ctx: Run) -> tuple[Any, CodeRecord | None]:
     It may run some in every program: a decomposition a project put in torch's table and the
     helpers that calls, a custom op's CompositeImplicitAutograd kernel (which may take a path no
     eager run takes, under ``torch.compiler.is_compiling()``), a pytree node's functions. That
-    code is a witness of this walk's results (exportcore.code_witnesses), or an edit to it would
+    code is a witness of this walk's results (exportcore.reuse.code_witnesses), or an edit to it would
     be served the old verdict, so it is recorded whatever the program calls. (The profile hook
     costs time on every call: a dynamic four-layer transformer encoder's ``run_decompositions``
     takes 2.7 s recorded, 1.0 s not, in a cold session; a session that is served does not
@@ -54,8 +54,8 @@ def _exported_failure(ctx: Run) -> Failure | None:
     of an autocast region asserts float32 on a bfloat16 result): blamed on the decomposition, the
     failure would point at a decomposition table that has nothing to do with it.
     """
-    from exportcore.programs import ProgramSide
-    from exportcore.sides import prepare
+    from exportcore.programs.under_test import ProgramSide
+    from exportcore.programs.sides import prepare
 
     program = ctx.programs.get("exported")
     if program is None:

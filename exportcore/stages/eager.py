@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from exportcore.classify import classify
-from exportcore.eager_code import CodeRecord
-from exportcore.sides import prepare, run_side
+from exportcore.diagnosis.classify import classify
+from exportcore.reuse.eager_code import CodeRecord
+from exportcore.programs.sides import prepare, run_side
 
 if TYPE_CHECKING:
     from exportcore.context import Run
@@ -25,7 +25,7 @@ def run(ctx: Run) -> None:
                 examples = CodeRecord()
                 ctx.reference = examples.run(lambda: run_side(ctx, ctx.model, ctx.args, ctx.kwargs))
                 ctx.eager_code = examples.digest()
-                # and what runs at other shapes from here on (exportcore.code_witnesses)
+                # and what runs at other shapes from here on (exportcore.reuse.code_witnesses)
                 ctx.code_records = (examples, CodeRecord(after=examples))
         except Exception as exc:  # the model itself is broken: say so, not "export failed"
             ctx.fail(classify(exc, "eager"), status="error")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from exportcore.classify import classify
-from exportcore.sides import prepare, remember
+from exportcore.diagnosis.classify import classify
+from exportcore.programs.sides import prepare, remember
 
 if TYPE_CHECKING:
     from exportcore.context import Run

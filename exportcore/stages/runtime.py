@@ -1,7 +1,7 @@
 """The stages of a target column (aoti, onnx, executorch): its runtime, the inference export, lower, load.
 
 A target walks exportcore.pipeline.TARGET_PIPELINE: these stages build ``ctx.runtime`` (an
-exportcore.programs.RuntimeSide: the loaded artifact, its tolerance, whether it carries state),
+exportcore.programs.under_test.RuntimeSide: the loaded artifact, its tolerance, whether it carries state),
 then the numerics, drawn-shape and reject checks ask it what they ask a mode's programs.
 The adapters themselves (exportcore.targets) only probe, lower, load and judge a rejection.
 """
@@ -13,11 +13,11 @@ import tempfile
 from typing import TYPE_CHECKING, Any, Iterator
 
 from exportcore.compare import default_tolerances
-from exportcore.execute import clone_tree
-from exportcore.failures import target_unavailable
-from exportcore.native_code import generated
-from exportcore.programs import RuntimeSide
-from exportcore.sides import prepare
+from exportcore.programs.execute import clone_tree
+from exportcore.diagnosis.failures import target_unavailable
+from exportcore.reuse.native_code import generated
+from exportcore.programs.under_test import RuntimeSide
+from exportcore.programs.sides import prepare
 from exportcore.stages import capture as capture_stage
 from exportcore.targets import cache, get_target, unavailable
 from exportcore.targets.base import flat_tensors

@@ -8,11 +8,11 @@ import logging
 import warnings
 from typing import TYPE_CHECKING, Iterator
 
-from exportcore import shared_programs
-from exportcore.classify import classify
-from exportcore.logged_errors import chain_logged, logged_errors
-from exportcore.serde_memo import memoized_parsing
-from exportcore.sides import compare_guards, remember
+from exportcore.reuse import shared_programs
+from exportcore.diagnosis.classify import classify
+from exportcore.sandbox.logged_errors import chain_logged, logged_errors
+from exportcore.programs.serde_memo import memoized_parsing
+from exportcore.programs.sides import compare_guards, remember
 
 if TYPE_CHECKING:
     from exportcore.context import Run
@@ -52,7 +52,7 @@ def run(ctx: Run) -> None:
 
 def _same(ep: object, loaded: object) -> bool:
     """Whether the round trip gave back the exported program itself (then drawn shapes probe it once)."""
-    from exportcore.identity import same_program
+    from exportcore.reuse.identity import same_program
 
     try:
         return same_program(ep, loaded)

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exportcore.failures import worker_crashed
+from exportcore.diagnosis.failures import worker_crashed
 from exportcore.outcome import Outcome
 from pytest_export.results.liveness import running
 from pytest_export.results.records import Record, record_key

@@ -28,7 +28,7 @@ from typing import Any, Iterable, Sequence
 
 from exportcore import vocab
 from exportcore.codec import SchemaError, decode, encode, one_of
-from exportcore.failures import case_not_checked
+from exportcore.diagnosis.failures import case_not_checked
 from exportcore.outcome import Failure, Outcome
 from pytest_export.results.expectation import Expectation
 

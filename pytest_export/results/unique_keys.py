@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from exportcore.failures import duplicate_key
+from exportcore.diagnosis.failures import duplicate_key
 from exportcore.outcome import Outcome
 from pytest_export.results.records import Record, record_key
 

@@ -90,7 +90,7 @@ class ZooItem(pytest.Item):
         self.zoo_note = ""
 
     def runtest(self) -> None:
-        from exportcore.isolation import globals_restored
+        from exportcore.sandbox.isolation import globals_restored
 
         # The build is inside the isolation too: what a factory sets (set_default_dtype, a seed, a backend
         # flag) holds for its own case and is put back after it, never leaking into the models after it.

@@ -36,7 +36,7 @@ ENGINE_AT_END = '''
 import sys
 
 def pytest_sessionfinish(session):
-    engine = ("exportcore.outcome", "exportcore.context", "exportcore.categories", "pytest_export.results.records",
+    engine = ("exportcore.outcome", "exportcore.context", "exportcore.diagnosis.categories", "pytest_export.results.records",
               "pytest_export.runner", "pytest_export.reporting.journal", "pytest_export.results.report", "pytest_export.reporting.plugin")
     print(f"ENGINE MODULES LOADED: {sorted(m for m in engine if m in sys.modules)}")
 '''

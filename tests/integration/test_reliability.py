@@ -507,7 +507,7 @@ def test_an_absurdly_small_export_timeout_is_a_usage_error(pytester, limit):
 # (longer than the test's pytest-timeout limit), and the models use what it defines.
 SLOW_FIRST_IMPORT = '''
 import sys
-import exportcore.deadline as stages
+import exportcore.sandbox.deadline as stages
 
 (__import__("pathlib").Path(__file__).parent / "slow_lazy.py").write_text(
     "import time\\ntime.sleep(25)\\nutils = 1\\n")

@@ -1,0 +1,1 @@
+"""Why a case failed: classification, categories, the nearest ExportDB case, explanations."""

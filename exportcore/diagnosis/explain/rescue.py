@@ -1,0 +1,97 @@
+"""Verified option rescue: the export options torch offers for a failing case, each retried with every check.
+
+Tutorials teach that ``backed_size_oblivious`` avoids the 0/1 specialization; nobody says per model
+whether it does. For a case that fails at capture, constraints or guards with a dynamic spec, each
+option below is tried once: the whole case is checked again under it (every check the case ran,
+the same examples, tolerances and findings rule), and the first that passes is reported as
+"rescued by X (verified)" with the code to write; if none does, that is said too. Options are
+torch's process-wide config (``torch.fx.experimental._config``), set only around the re-check, and
+part of what the result cache's proof reads (exportcore.sandbox.isolation.settings_text): a rescued
+re-check is never served a result found without the option, nor the other way round.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from typing import TYPE_CHECKING, Any, Iterator
+
+from exportcore.outcome import OptionRescue
+
+if TYPE_CHECKING:
+    from exportcore.diagnosis.explain.context import FailedRun as Run
+    from exportcore.diagnosis.explain.context import Recheck
+
+__all__ = ["OPTIONS", "option_rescue", "wants_rescue", "export_config"]
+
+#: Options retried, in order, by their name in ``torch.fx.experimental._config`` (a torch without one skips it).
+OPTIONS = ("backed_size_oblivious",)
+
+
+def wants_rescue(run: Run) -> bool:
+    """Whether an option could change the failure: a dynamic-shape failure at capture, constraints or guards."""
+    failure = run.outcome.failure
+    return (failure is not None and run.outcome.status == "failed" and run.dynamic_shapes is not None
+            and run.target is None and failure.stage in ("capture", "constraints", "guards")
+            and (failure.stage != "capture" or failure.category == "torch.dynamic-shape"))
+
+
+def option_rescue(run: Run, recheck: Recheck) -> OptionRescue | None:
+    """Retry the case under each available option; the first that passes every check is the rescue."""
+    start = time.perf_counter()
+    rescue = OptionRescue(status="none")
+    for option in OPTIONS:
+        if not _available(option):
+            continue
+        rescue.tried.append(option)
+        with export_config({option: True}):
+            verdict = recheck(
+                run.model, run.args, run.kwargs, dynamic_shapes=run.dynamic_shapes, mode=run.mode.name,
+                inputs=run.inputs, seed=run.seed, case_id=run.outcome.case_id, explain="off",
+                checks=tuple(sorted(run.checks)), examples=run.examples, rtol=run.rtol, atol=run.atol,
+                findings_as_errors=run.findings_as_errors, device=run.device, cache=run.cache,
+            )
+        if verdict.status == "passed":
+            rescue.status, rescue.option = "verified", option
+            rescue.findings = sorted({f.kind for f in verdict.findings})
+            rescue.code = _code(option)
+            break
+        failure = verdict.failure
+        rescue.reasons[option] = (f"still {verdict.status} at {failure.stage} ({failure.category})"
+                                  if failure is not None else f"still {verdict.status}")
+    rescue.seconds = round(time.perf_counter() - start, 3)
+    return rescue if rescue.tried else None
+
+
+@contextlib.contextmanager
+def export_config(options: dict[str, Any]) -> Iterator[None]:
+    """Set torch's symbolic-shapes config options for the block (``torch.fx.experimental._config.patch``)."""
+    from torch.fx.experimental import _config
+
+    unknown = sorted(name for name in options if not hasattr(_config, name))
+    if unknown:
+        raise ValueError(f"export_config: {unknown[0]!r} is not an option of torch.fx.experimental._config "
+                         f"in torch {_torch_version()}")
+    with _config.patch(**options):
+        yield
+
+
+def _available(option: str) -> bool:
+    try:
+        from torch.fx.experimental import _config
+    except ImportError:  # pragma: no cover - every supported torch has it
+        return False
+    return hasattr(_config, option)
+
+
+def _code(option: str) -> str:
+    return (f"@pytest.mark.exportable(..., export_config={{{option!r}: True}})\n"
+            f"# or around your own export call:\n"
+            f"with torch.fx.experimental._config.patch({option}=True):\n"
+            f"    ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes)")
+
+
+def _torch_version() -> str:
+    import torch
+
+    return str(torch.__version__)
