@@ -34,13 +34,15 @@ from typing import Any
 
 __all__ = ["ENV", "maybe_supervise", "supervised_by", "started_as"]
 
-#: Set for the child: "<supervisor pid>:<file the child lists its journals in>".
+#: Set for the child: "<supervisor pid>:<how it started the child>:<file the child lists its journals in>".
 ENV = "PYTEST_EXPORT_SUPERVISOR"
 _FORWARDED = ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2")
 
-#: In a supervised session's own process: "fork" or "command line" (how its supervisor started
-#: it); None in any other process.
-started_as: str | None = None
+
+def started_as() -> str | None:
+    """In a supervised session's own process: "fork" or "command line" (how its supervisor started it); else None."""
+    supervisor = _supervisor()
+    return supervisor[0] if supervisor is not None else None
 
 
 def supervised_by(journals: list[Path]) -> bool:
@@ -54,14 +56,20 @@ def supervised_by(journals: list[Path]) -> bool:
 
 
 def _listing() -> str | None:
-    pid, _, listing = os.environ.get(ENV, "").partition(":")
+    supervisor = _supervisor()
+    return supervisor[1] if supervisor is not None else None
+
+
+def _supervisor() -> tuple[str, str] | None:
+    """Return (how this process was started, its journal listing) when its parent supervises it, else None."""
+    pid, _, rest = os.environ.get(ENV, "").partition(":")
+    how, _, listing = rest.partition(":")
     # Only the direct child: a pytest started by a test inherits the variable but not the parent.
-    return listing if pid.isdigit() and int(pid) == os.getppid() and listing else None
+    return (how, listing) if pid.isdigit() and int(pid) == os.getppid() and listing else None
 
 
 def maybe_supervise(early_config: Any) -> None:
     """Run the session in a child and exit with its status, when this is a command line run that writes reports."""
-    global started_as
     if not _wanted(early_config):
         return
     capture = early_config.pluginmanager.getplugin("capturemanager")
@@ -72,13 +80,12 @@ def maybe_supervise(early_config: Any) -> None:
     os.close(fd)
     pid = _fork() if _may_fork() else None
     if pid == 0:  # the child: the session goes on here, from where the supervisor stood
-        started_as = "fork"
-        os.environ[ENV] = f"{os.getppid()}:{listing}"
+        os.environ[ENV] = f"{os.getppid()}:fork:{listing}"
         if capture is not None:
             capture.resume_global_capture()
         return
     if pid is None:
-        env = {**os.environ, ENV: f"{os.getpid()}:{listing}"}
+        env = {**os.environ, ENV: f"{os.getpid()}:command line:{listing}"}
         try:
             child = subprocess.Popen([sys.executable, *sys.orig_argv[1:]], env=env)
         except OSError:
@@ -157,9 +164,7 @@ def _wait(pid: int) -> int:
 
 
 def _wanted(early_config: Any) -> bool:
-    global started_as
-    if _listing() is not None:
-        started_as = started_as or "command line"
+    if _listing() is not None:  # the supervised child itself
         return False
     if os.name != "posix" or os.environ.get("PYTEST_XDIST_WORKER"):
         return False

@@ -25,7 +25,7 @@ TESTS = """
         from pytest_export.reporting import supervise
 
         with open("started_as.txt", "w") as out:
-            out.write(str(supervise.started_as))
+            out.write(str(supervise.started_as()))
         return Case(model=lambda x: x, args=(1,))
 
     @pytest.mark.exportable(modes=["non_strict"])
