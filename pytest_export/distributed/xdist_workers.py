@@ -1,7 +1,7 @@
 """pytest-xdist glue: what crosses from workers to the controller, and crashed workers.
 
 How results travel:
-- each exportable test's records ride on its TestReport (pytest_export.distributed.transport),
+- each exportable test's records ride on its TestReport (pytest_export.reporting.transport),
   serial or distributed alike;
 - the controller does not collect tests under xdist, so each worker publishes the
   (case, mode) keys it selected (after -k / -m) in ``workeroutput["export_selected"]``
@@ -88,7 +88,7 @@ class XdistController:
             records.append(crashed_record(crashitem, mode, message))
         if not records:
             return
-        from pytest_export.distributed.transport import attach
+        from pytest_export.reporting.transport import attach
 
         attach(report, records)
         for record in records:

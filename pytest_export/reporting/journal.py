@@ -142,7 +142,7 @@ class JournalPlugin:
             self.append({"finished": item.nodeid})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        from pytest_export.distributed.transport import carried
+        from pytest_export.reporting.transport import carried
 
         for record in carried(report):  # already JSON builtins
             self.append({"record": record})

@@ -52,7 +52,7 @@ def is_error_report(report: pytest.TestReport) -> bool:
     """Whether a failed call-phase report is an export that could not be checked (every record not passing is an error)."""
     if report.when != "call" or not report.failed:
         return False
-    from pytest_export.distributed.transport import verdicts
+    from pytest_export.reporting.transport import verdicts
 
     return verdicts(report) - {"passed", "xfailed", "skipped"} == {"error"}
 
