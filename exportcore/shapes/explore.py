@@ -84,20 +84,39 @@ def explore(
     # sizes, and a repeat of a bound is not counted); they count towards ``examples``. A user
     # strategy draws its own inputs: no bounds to probe.
     bounds = [] if isinstance(inputs, SearchStrategy) else boundary_assignments(spec)[:examples]
+    attempt = _Attempts(probe, result, budget=examples * 3 + 10)
+    _probe_bounds(spec, bounds, lambda a: drawn_for(spec, args, kwargs, a, inputs, seed=seed), attempt, inputs)
+    if result.failure is None and examples > len(bounds):
+        _search(spec, strategy, attempt, hypothesis_settings(examples - len(bounds), settings), seed, inputs)
     stats = result.stats
-    budget = examples * 3 + 10  # stop paying for probes once eager keeps refusing the spec
-    state = {"failed": False}
-    seen: dict[tuple, Probe] = {}
+    if stats.tried and stats.discarded * 2 > stats.tried:
+        stats.note = (
+            f"{stats.discarded} of {stats.tried} drawn shapes were rejected by the eager model: "
+            "the declared dynamic range is probably wider than what the model accepts"
+        )
+    return result
 
-    def attempt(drawn: Drawn) -> tuple[Probe, bool]:
+
+class _Attempts:
+    """Probe drawn inputs, each shape once, counting what every probe did into the result."""
+
+    def __init__(self, probe: Callable[[tuple, dict], Probe], result: ExploreResult, budget: int) -> None:
+        self.probe = probe
+        self.result = result
+        self.budget = budget  # stop paying for probes once eager keeps refusing the spec
+        self.seen: dict[tuple, Probe] = {}
+        self.failed = False
+
+    def __call__(self, drawn: Drawn) -> tuple[Probe, bool]:
         """Probe ``drawn`` unless its shape was probed already; return (outcome, whether probed now)."""
+        result, stats = self.result, self.result.stats
         key = tuple(sorted(drawn.assignment.items())) if drawn.assignment else None
-        outcome = seen.get(key) if key is not None else None
+        outcome = self.seen.get(key) if key is not None else None
         if outcome is not None:
             return outcome, False  # edge slots make repeats likely; a shape is not paid for twice
         if drawn.skip:
             if key is not None:
-                seen[key] = Probe("discard", drawn.skip)
+                self.seen[key] = Probe("discard", drawn.skip)
             stats.skipped += 1
             if len(result.notes) < _MAX_SKIP_NOTES:
                 result.notes.append(f"drawn shape not probed: {drawn.skip}")
@@ -105,12 +124,12 @@ def explore(
         stats.tried += 1
         result.drawn.append({p: list(s) for p, s in drawn.shapes.items()})
         try:
-            outcome = Probe("fail", drawn.problem, "input") if drawn.problem else _call(probe, drawn)
+            outcome = Probe("fail", drawn.problem, "input") if drawn.problem else _call(self.probe, drawn)
         except TypeError:
-            state["failed"] = True  # a broken probe: let hypothesis report it, unbudgeted
+            self.failed = True  # a broken probe: let hypothesis report it, unbudgeted
             raise
         if key is not None:
-            seen[key] = outcome
+            self.seen[key] = outcome
         if outcome.status == "discard":
             stats.discarded += 1
             result.first_discard = result.first_discard or outcome.message
@@ -118,49 +137,51 @@ def explore(
             stats.accepted += 1
         return outcome, True
 
+
+def _probe_bounds(spec: ShapeSpec, bounds: list[dict[str, int]], draw: Callable[[dict[str, int]], Drawn],
+                  attempt: _Attempts, inputs: Any) -> None:
+    """Probe each boundary assignment in turn; the first failure, lowered, is the result's."""
+    for assignment in bounds:
+        drawn = draw(assignment)
+        outcome, _ = attempt(drawn)
+        if outcome.status == "fail":
+            drawn, outcome = _lower_failure(spec, drawn, outcome, draw, attempt)
+            attempt.result.failure = outcome
+            attempt.result.counterexample = counterexample(spec, drawn, outcome, inputs)
+            return
+
+
+def _search(spec: ShapeSpec, strategy: SearchStrategy, attempt: _Attempts, settings: hypothesis.settings,
+            seed: int, inputs: Any) -> None:
+    """Let hypothesis draw in-spec inputs; a failing probe, shrunk, is the result's failure."""
+    result = attempt.result
+
     @given(strategy)
     def run(drawn: Drawn) -> None:
-        if not state["failed"] and stats.tried >= budget:
+        if not attempt.failed and result.stats.tried >= attempt.budget:
             reject()
         outcome, fresh = attempt(drawn)
         if outcome.status == "fail":  # re-raised on a repeat too, so that shrinking can use it
-            state["failed"] = True
+            attempt.failed = True
             raise _ProbeFailed(outcome, drawn)
         if not fresh or outcome.status == "discard":
             reject()  # a repeat teaches nothing
 
-    for assignment in bounds:
-        drawn = drawn_for(spec, args, kwargs, assignment, inputs, seed=seed)
-        outcome, _ = attempt(drawn)
-        if outcome.status == "fail":
-            drawn, outcome = _lower_failure(
-                spec, drawn, outcome, lambda a: drawn_for(spec, args, kwargs, a, inputs, seed=seed), attempt
-            )
-            result.failure = outcome
-            result.counterexample = counterexample(spec, drawn, outcome, inputs)
-            break
-    if result.failure is None and examples > len(bounds):
-        run = hypothesis.seed(seed)(hypothesis_settings(examples - len(bounds), settings)(run))
-        try:
-            with outside_working_dir():
-                run()
-        except _ProbeFailed as exc:
-            result.failure = exc.probe
-            result.counterexample = counterexample(spec, exc.drawn, exc.probe, inputs)
-        except Unsatisfiable:
-            pass  # every draw was discarded: reported through the note below
-        except HypothesisException as exc:  # e.g. Flaky: the probe is not deterministic
-            cause = _first_probe_failure(exc)
-            if cause is None:
-                raise
-            result.failure = cause.probe
-            result.counterexample = counterexample(spec, cause.drawn, cause.probe, inputs)
-    if stats.tried and stats.discarded * 2 > stats.tried:
-        stats.note = (
-            f"{stats.discarded} of {stats.tried} drawn shapes were rejected by the eager model: "
-            "the declared dynamic range is probably wider than what the model accepts"
-        )
-    return result
+    run = hypothesis.seed(seed)(settings(run))
+    try:
+        with outside_working_dir():
+            run()
+    except _ProbeFailed as exc:
+        result.failure = exc.probe
+        result.counterexample = counterexample(spec, exc.drawn, exc.probe, inputs)
+    except Unsatisfiable:
+        pass  # every draw was discarded: reported through the caller's note
+    except HypothesisException as exc:  # e.g. Flaky: the probe is not deterministic
+        cause = _first_probe_failure(exc)
+        if cause is None:
+            raise
+        result.failure = cause.probe
+        result.counterexample = counterexample(spec, cause.drawn, cause.probe, inputs)
 
 
 def boundary_assignments(spec: ShapeSpec) -> list[dict[str, int]]:
