@@ -50,6 +50,8 @@ class ZooCase:
     #: Modes this model cannot run and why (e.g. detection models need targets to train).
     unsupported_modes: dict[str, str] = field(default_factory=dict)
     params: int = 0
+    #: Addresses the builder tried to reach, refused, while it still built the model (see exportcore.zoo.offline).
+    network_attempts: list[str] = field(default_factory=list)
 
 
 def seed_for(zoo_id: str) -> int:

@@ -12,10 +12,7 @@ import contextlib
 import socket
 from typing import Any, Iterator
 
-__all__ = ["ATTEMPTS", "NetworkAttempt", "no_network"]
-
-#: Every address a builder tried in this process (tests assert it stays empty).
-ATTEMPTS: list[str] = []
+__all__ = ["NetworkAttempt", "no_network"]
 
 
 class NetworkAttempt(ConnectionError):
@@ -24,25 +21,27 @@ class NetworkAttempt(ConnectionError):
 
 @contextlib.contextmanager
 def no_network(attempts: list[str] | None = None) -> Iterator[list[str]]:
-    """Refuse every socket connection inside the block; yield the list of attempted addresses."""
+    """Refuse every socket connection inside the block; yield the list of attempted addresses.
+
+    The list is the caller's (``attempts``, or a new one): what one block refused is that block's to
+    report, never a process-wide record.
+    """
     seen = attempts if attempts is not None else []
     originals = (socket.socket.connect, socket.socket.connect_ex, socket.create_connection, socket.getaddrinfo)
 
+    def refused(where: str, what: str) -> NetworkAttempt:
+        seen.append(where)
+        return NetworkAttempt(what)
+
     def refuse(_self: Any, address: Any, *_: Any) -> Any:
-        seen.append(_where(address))
-        ATTEMPTS.append(_where(address))
-        raise NetworkAttempt(f"tried to open a network connection to {_where(address)}")
+        raise refused(_where(address), f"tried to open a network connection to {_where(address)}")
 
     def refuse_create(address: Any, *_: Any, **__: Any) -> Any:
-        seen.append(_where(address))
-        ATTEMPTS.append(_where(address))
-        raise NetworkAttempt(f"tried to open a network connection to {_where(address)}")
+        raise refused(_where(address), f"tried to open a network connection to {_where(address)}")
 
     def refuse_lookup(host: Any, port: Any, *_: Any, **__: Any) -> Any:
         # A name lookup comes first, and offline it can block for its whole timeout.
-        seen.append(_where((host, port)))
-        ATTEMPTS.append(_where((host, port)))
-        raise NetworkAttempt(f"tried to look up {host} on the network")
+        raise refused(_where((host, port)), f"tried to look up {host} on the network")
 
     socket.socket.connect = refuse  # type: ignore[method-assign]
     socket.socket.connect_ex = refuse  # type: ignore[method-assign]

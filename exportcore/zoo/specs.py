@@ -57,7 +57,7 @@ def expand(specs: Iterable[str]) -> list[ZooEntry]:
 
 def build(entry: ZooEntry, max_params: int | None = None) -> ZooCase:
     """Build ``entry`` offline with random weights and infer its inputs; raise ZooSkip where it cannot be."""
-    from exportcore.zoo.offline import NetworkAttempt, no_network
+    from exportcore.zoo.offline import no_network
 
     builder = _builder(entry.kind)
     tried: list[str] = []
@@ -77,6 +77,7 @@ def build(entry: ZooEntry, max_params: int | None = None) -> ZooCase:
         why = str(exc) if exc is refusal else f"tried to reach {tried[0] if tried else refusal}"
         raise ZooSkip(f"{entry.zoo_id}: building it {why} (a download); zoo models are built offline with "
                       "random weights, so this one is skipped") from None
+    case.network_attempts = tried
     return case
 
 
