@@ -8,8 +8,9 @@ from torch.export import Dim
 
 import exportcore
 from exportcore.diagnosis.explain.bounds import solve, violations
-from exportcore.diagnosis.explain.specs import dim_bounds, render_spec, replace_bounds, spec_changes
+from exportcore.diagnosis.explain.specs import render_spec, replace_bounds, spec_changes
 from exportcore.outcome import Explanation, Outcome, SchemaError, SpecFix
+from exportcore.shapes.parse import read_form
 from exportdb.registry import parse_version
 
 TORCH = parse_version(torch.__version__)
@@ -49,7 +50,7 @@ def test_every_other_value_becomes_a_derived_dim() -> None:
            "guard (L['x'].size()[0] // 2) == (L['x'].size()[0] + (-1)*(L['x'].size()[0] // 2)).")
     solution = solve(violations(msg), {"n": (2, 64)}, {"n": 16})[0]
     assert (solution.bounds, solution.step) == ((2, 64), 2)
-    spec = replace_bounds({"x": {0: Dim("n", min=2, max=64)}}, {"n": solution.bounds}, {"n": 2})
+    spec = replace_bounds(read_form({"x": {0: Dim("n", min=2, max=64)}}), {"n": solution.bounds}, {"n": 2})
     assert render_spec(spec) == "_n = Dim('_n', min=1, max=32)\ndynamic_shapes={'x': {0: 2 * _n}}"
 
 
@@ -69,14 +70,15 @@ def test_unreadable_guard_is_reported_not_guessed() -> None:
 
 def test_replace_bounds_keeps_shared_and_derived_dims() -> None:
     w = Dim("w", min=32, max=128)
-    spec = {"x": {2: w, 3: w}, "y": (2 * w + 1, None), "z": [Dim.AUTO]}
+    spec = read_form({"x": {2: w, 3: w}, "y": (2 * w + 1, None), "z": [Dim.AUTO]})
     new = replace_bounds(spec, {"w": (33, 128)})
-    assert new["x"][2] is new["x"][3] and new["x"][2].min == 33
-    assert new["y"][0].min == 67 and new["y"][1] is None
-    assert dim_bounds(spec) == {"w": (32, 128)}
+    built = new.build()
+    assert built["x"][2] is built["x"][3] and built["x"][2].min == 33
+    assert built["y"][0].min == 67 and built["y"][1] is None
+    assert spec.bounds() == {"w": (32, 128)}
     assert render_spec(new) == "w = Dim('w', min=33, max=128)\ndynamic_shapes={'x': {2: w, 3: w}, 'y': (2 * w + 1, None), 'z': [Dim.AUTO]}"
     assert spec_changes(spec, new)[0] == "dynamic_shapes['x'][2]: w [32, 128] -> w [33, 128]"
-    assert replace_bounds(spec, {"w": (64, 64)})["x"][2] == 64  # one value left: static
+    assert replace_bounds(spec, {"w": (64, 64)}).build()["x"][2] == 64  # one value left: static
 
 
 class Stem(torch.nn.Module):
@@ -169,14 +171,16 @@ def test_a_fix_that_does_not_export_is_only_suggested() -> None:
 
     from exportcore.diagnosis.explain.fix import corrected_spec
     from exportcore.outcome import Failure
+    from exportcore.shapes import ShapeSpec
 
     failure = Failure(stage="constraints", category="torch.dynamic-shape", exc_type="UserError",
                       message="Constraints violated (h, w)!", detail=CONV_MESSAGE)
+    shapes = {"x": {2: Dim("h", min=32, max=128), 3: Dim("w", min=32, max=128)}}
+    spec = ShapeSpec.from_export_spec(shapes, (torch.randn(1, 3, 64, 64),))  # the fix reads the parsed spec
     run = SimpleNamespace(
-        outcome=Outcome("c", "non_strict", status="failed", failure=failure), spec=None, model=None, args=(),
+        outcome=Outcome("c", "non_strict", status="failed", failure=failure), spec=spec, model=None, args=(),
         kwargs={}, mode=SimpleNamespace(name="non_strict"), examples=2, inputs=None, seed=0, cache=None,
-        findings_as_errors=False, device="cpu",
-        dynamic_shapes={"x": {2: Dim("h", min=32, max=128), 3: Dim("w", min=32, max=128)}},
+        findings_as_errors=False, device="cpu", dynamic_shapes=shapes,
     )
     broken = Failure(stage="numerics", category="numerics", exc_type="ValueMismatch", message="outputs differ")
 
@@ -194,7 +198,7 @@ def test_a_fix_that_does_not_export_is_only_suggested() -> None:
 def test_a_rendered_spec_reads_as_the_user_wrote_it_on_every_torch():
     # torch 2.6/2.7 spell hints as enum members (no .type): Dim.DYNAMIC and Dim.STATIC once read Dim.AUTO
     b = Dim("b", min=2, max=8)
-    spec = {"x": {0: Dim.DYNAMIC, 1: Dim.STATIC, 2: 2 * b + 1, 3: b, 4: Dim.AUTO}}
+    spec = read_form({"x": {0: Dim.DYNAMIC, 1: Dim.STATIC, 2: 2 * b + 1, 3: b, 4: Dim.AUTO}})
     assert render_spec(spec) == ("b = Dim('b', min=2, max=8)\n"
                                  "dynamic_shapes={'x': {0: Dim.DYNAMIC, 1: Dim.STATIC, 2: 2 * b + 1, 3: b, 4: Dim.AUTO}}")
-    assert dim_bounds(spec) == {"b": (2, 8)}
+    assert spec.bounds() == {"b": (2, 8)}

@@ -10,8 +10,6 @@ inputs differ from the examples.
 
 from __future__ import annotations
 
-from typing import Any
-
 from exportcore.shapes.parse import input_paths
 
 __all__ = ["differences", "rejected_message"]

@@ -4,7 +4,8 @@
 Mirrors torch's own matching (``torch.export.dynamic_shapes._check_dynamic_shapes``):
 a top-level dict is keyed by the forward's argument names, a tuple/list follows the
 bound arguments in order, and nested containers match the inputs' pytree structure.
-Input paths use torch's ``keystr`` spelling under ``args`` / ``kwargs``.
+Input paths use torch's ``keystr`` spelling under ``args`` / ``kwargs``. ``read_form`` reads how
+the spec is spelled (exportcore.shapes.form): nothing else in the engine walks a ``dynamic_shapes``.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ import inspect
 from typing import Any
 
 from exportcore.shapes.shapes_spec import SpecAxis, is_shapes_spec, to_dict_spec
-from exportcore.shapes.solve import solve_root, symbol
+from exportcore.shapes.solve import coefficients, solve_root, symbol
 from exportcore.shapes.dims import Axis, Root, Slot
+from exportcore.shapes.form import Derived, Hint, Named, Node, Plain, SpecForm
 from exportcore.shapes.torch_dims import collection_types, hint_parts, is_dim, is_hint
 
-__all__ = ["parse", "input_paths", "resolve_identity_keys"]
+__all__ = ["parse", "read_form", "input_paths", "resolve_identity_keys"]
 
 
 def parse(dynamic_shapes: Any, args: tuple, kwargs: dict | None, model: Any) -> tuple[dict[str, Root], list[Slot]]:
@@ -46,6 +48,52 @@ def parse(dynamic_shapes: Any, args: tuple, kwargs: dict | None, model: Any) -> 
     for (name, value, path), (spec, where) in zip(entries, specs):
         builder.walk(value, spec, path, where)
     return builder.roots, builder.slots
+
+
+def read_form(dynamic_shapes: Any) -> SpecForm:
+    """Return how ``dynamic_shapes`` is spelled: its containers as written, its Dims, hints and derived dims.
+
+    Read as written, not matched to the inputs (``parse`` does that): what is shown back to the user
+    is their spec, and a spec ``parse`` resolves whole (a ShapesSpec, AdditionalInputs) stays one leaf.
+    """
+    import torch.export.dynamic_shapes as tds
+
+    dims: dict[str, tuple[int, int | None]] = {}
+
+    def node(value: Any) -> Any:
+        if isinstance(value, dict):
+            return Node("dict", tuple((k, node(v)) for k, v in value.items()))
+        if isinstance(value, (list, tuple)):
+            return Node("list" if isinstance(value, list) else "tuple", tuple(enumerate(node(v) for v in value)))
+        if is_hint(value, tds):
+            kind, lo, hi = hint_parts(value)
+            return Hint(kind, _bound(lo), _bound(hi))
+        if isinstance(value, tds._StaticDim):
+            return Plain(int(value.value))
+        derived = isinstance(value, tds._DerivedDim) and is_dim(value.root, tds)
+        dim = value.root if derived else value
+        if not is_dim(dim, tds) or isinstance(dim, tds._DerivedDim):
+            return Plain(value)
+        if derived:
+            try:
+                scale, offset = coefficients(value.fn(symbol(dim.__name__)), dim.__name__)
+            except Exception:  # noqa: BLE001 - not of the form A*root + B: shown and handed back as it is
+                return Plain(value)
+        dims.setdefault(dim.__name__, (_bound(dim.min) or 0, _bound(dim.max)))
+        return Derived(dim.__name__, scale, offset) if derived else Named(dim.__name__)
+
+    return SpecForm(node(dynamic_shapes), dims)
+
+
+def _bound(value: Any) -> int | None:
+    """Return a declared bound as an int; None for torch's int_oo (unbounded) or a missing one."""
+    if value is None or "oo" in str(value):  # torch's int_oo does not convert to int
+        return None
+    try:
+        number = int(value)
+    except (TypeError, ValueError, OverflowError, AttributeError):
+        return None
+    return number if abs(number) < 2**62 else None
 
 
 def resolve_identity_keys(dynamic_shapes: Any, args: tuple, kwargs: dict | None, model: Any) -> Any:

@@ -29,7 +29,8 @@ from typing import Any, Iterator
 import sympy
 
 from exportcore.shapes.dims import Axis, DimRange, Root, Slot
-from exportcore.shapes.parse import parse
+from exportcore.shapes.form import SpecForm
+from exportcore.shapes.parse import parse, read_form
 from exportcore.shapes.solve import coefficients, evaluate, root_bounds
 
 __all__ = ["DEFAULT_SPAN", "SIZE_FLOOR", "DimRange", "Root", "Axis", "Slot", "ShapeSpec"]
@@ -51,6 +52,8 @@ class ShapeSpec:
     #: Declared with torch's ShapesSpec: its dims are unbacked, so a program refuses an out-of-spec
     #: shape by a runtime assert where a Dim's program has a guard.
     runtime_asserts: bool = False
+    #: How the user spelled the spec (exportcore.shapes.form): what a corrected spec is shown and re-run in.
+    form: SpecForm | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self._ranges:  # solved once: with_budget() hands its copy the solved ranges
@@ -74,7 +77,7 @@ class ShapeSpec:
         from exportcore.shapes.shapes_spec import is_shapes_spec
 
         roots, slots = parse(dynamic_shapes, args, kwargs, model)
-        return cls(roots, slots, runtime_asserts=is_shapes_spec(dynamic_shapes))
+        return cls(roots, slots, runtime_asserts=is_shapes_spec(dynamic_shapes), form=read_form(dynamic_shapes))
 
     # -- views ---------------------------------------------------------------------------
 
@@ -154,7 +157,7 @@ class ShapeSpec:
         """Return a copy whose drawn inputs never take more than ``budget`` bytes together."""
         # the roots' solved ranges come along: solving is the expensive part, and the cap works on a copy
         return ShapeSpec(self.roots, list(self.tensors), _ranges=dict(self._ranges), budget=budget,
-                         runtime_asserts=self.runtime_asserts)
+                         runtime_asserts=self.runtime_asserts, form=self.form)
 
     def example_bytes(self) -> int:
         """Return the bytes of the example tensor inputs."""

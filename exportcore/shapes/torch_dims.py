@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["collection_types", "is_dim", "is_hint", "hint_parts", "torch_version"]
+__all__ = ["collection_types", "is_dim", "is_hint", "hint_parts", "hints_take_bounds", "torch_version"]
 
 
 def collection_types(tds: Any) -> tuple[type, ...]:
@@ -40,6 +40,16 @@ def hint_parts(d: Any) -> tuple[str, int | None, int | None]:
     kind = getattr(d, "type", d)  # the dataclass form wraps the enum member in .type
     return kind.name.lower(), getattr(d, "min", None), getattr(d, "max", None)
 
+
+def hints_take_bounds() -> bool:
+    """Return whether this torch's hints take bounds (``Dim.DYNAMIC(min=2, max=8)``; torch 2.6/2.7 do not)."""
+    from torch.export import Dim
+
+    try:
+        Dim.DYNAMIC(min=2, max=3)
+    except TypeError:
+        return False
+    return True
 
 
 def torch_version() -> str:

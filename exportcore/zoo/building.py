@@ -8,7 +8,7 @@ from typing import Any, Callable, Iterator
 
 from exportcore.zoo.common import ZooEntry, ZooSkip, ZooSpecError, seed_for
 
-__all__ = ["BATCH", "EXAMPLE_BATCH", "batch_dim", "check_budget", "count_params", "require", "seeded"]
+__all__ = ["BATCH", "EXAMPLE_BATCH", "batch_dim", "batch_only", "check_budget", "count_params", "require", "seeded"]
 
 #: The batch every zoo case declares: dynamic from 2 (0 and 1 specialize) to a size drawn shapes can afford.
 BATCH = (2, 8)
@@ -72,3 +72,14 @@ def batch_dim() -> Any:
     import torch
 
     return torch.export.Dim("batch", min=BATCH[0], max=BATCH[1])
+
+
+def batch_only(dynamic_shapes: Any) -> Any:
+    """Return the spec with only axis 0 of each ``{axis: dim}`` left dynamic, spelled as it was written.
+
+    ``--export-model-shapes`` "batch": the parsed spelling (exportcore.shapes.parse.read_form) drops
+    the other axes, and torch's spec is built from it again.
+    """
+    from exportcore.shapes.parse import read_form
+
+    return read_form(dynamic_shapes).only_axes({0}).build()

@@ -155,16 +155,8 @@ def _override(case: ZooCase, how: str) -> ZooCase:
     if how == "static" or case.dynamic_shapes is None:
         return dataclasses.replace(case, dynamic_shapes=None,
                                    note=f"{case.note}; --export-model-shapes: static (no dynamic dims)")
-    batch_only = _batch_only(case.dynamic_shapes)
-    return dataclasses.replace(case, dynamic_shapes=batch_only,
+    from exportcore.zoo.building import batch_only
+
+    return dataclasses.replace(case, dynamic_shapes=batch_only(case.dynamic_shapes),
                                note=f"{case.note}; --export-model-shapes: batch only (dim 0 of each input)")
 
-
-def _batch_only(spec: Any) -> Any:
-    if isinstance(spec, dict) and all(isinstance(k, int) for k in spec):
-        return {k: v for k, v in spec.items() if k == 0}
-    if isinstance(spec, dict):
-        return {k: _batch_only(v) for k, v in spec.items()}
-    if isinstance(spec, (tuple, list)):
-        return type(spec)(_batch_only(v) for v in spec)
-    return spec

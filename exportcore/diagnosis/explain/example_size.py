@@ -9,9 +9,10 @@ whose example-sized dims are 2.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from exportcore.diagnosis.categories import ZERO_ONE
+from exportcore.shapes.form import Plain, SpecForm, zip_forms
 
 if TYPE_CHECKING:
     from exportcore.diagnosis.explain.context import FailedRun as Run
@@ -92,12 +93,8 @@ def resized_examples(run: Run) -> tuple[tuple, dict, list[str]] | None:
     return args, kwargs, changes
 
 
-def pins_example_size(before: Any, after: Any) -> bool:
+def pins_example_size(before: SpecForm, after: SpecForm) -> bool:
     """Return whether ``after`` turns a declared dim of ``before`` into the static size 0 or 1."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        return any(pins_example_size(before[k], after[k]) for k in before if k in after)
-    if isinstance(before, (list, tuple)) and isinstance(after, (list, tuple)) and len(before) == len(after):
-        return any(pins_example_size(b, a) for b, a in zip(before, after))
-    static = isinstance(after, int) and not isinstance(after, bool)
-    return static and after in EXAMPLE_SIZES and not (isinstance(before, int) and before == after)
-
+    return any(isinstance(new, Plain) and new.static and new.value in EXAMPLE_SIZES
+               and not (isinstance(old, Plain) and isinstance(old.value, int) and old.value == new.value)
+               for _, old, new in zip_forms(before.tree, after.tree))

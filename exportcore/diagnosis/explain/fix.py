@@ -8,8 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from exportcore.programs.small_sizes import failed_size
 from exportcore.diagnosis.explain.bounds import Violation, solve, violations
-from exportcore.diagnosis.explain.specs import dim_bounds, render_spec, replace_bounds, spec_changes, unpinned
+from exportcore.diagnosis.explain.example_size import pins_example_size
+from exportcore.diagnosis.explain.specs import render_spec, replace_bounds, spec_changes, unpinned
 from exportcore.outcome import Failure, SpecFix
+from exportcore.shapes.form import SpecForm
+from exportcore.shapes.parse import read_form
 
 if TYPE_CHECKING:
     from exportcore.diagnosis.explain.context import FailedRun as Run
@@ -53,87 +56,128 @@ def corrected_spec(run: Run, recheck: Recheck) -> SpecFix | None:
     An example of size 0/1 on a declared dim specializes it whatever the model does, so the
     example comes first: the same spec is re-exported from inputs where those dims are 2, and
     only what still fails then is derived into the spec (exportcore.diagnosis.explain.example_size).
+    The spec is the parsed one (``run.spec.form``): a fix is shown in the user's own spelling.
     """
-    from exportcore.diagnosis.explain.example_size import SIZE, pins_example_size, resized_examples
-
-    start = time.perf_counter()
     failure = run.outcome.failure
     assert failure is not None
+    search = _Search(run, recheck)
     small = failed_size(failure)
     if small is not None:
-        return _floor_fix(run, recheck, *small, start)
-    spec, notes, exports, example_changes = run.dynamic_shapes, [], 0, []
-    args, kwargs = run.args, run.kwargs
-    # Where findings are errors, a finding of a check the accept/reject re-check does not run (dtype)
-    # fails the case with the fixed spec: then only every check the case ran can verify it.
-    whole = bool(run.findings_as_errors)
-    verified_by = _ALL_CHECKS if whole else SpecFix.verified_by
-    resized = resized_examples(run)
-    if resized is not None:
-        exports += 1
-        verdict = _verify(run, spec, recheck, resized[0], resized[1], as_run=whole)
-        if verdict.status == "passed":
-            return SpecFix(status="verified", dynamic_shapes=render_spec(spec), origin=_EXAMPLE_ORIGIN,
-                           changes=resized[2], exports=exports, seconds=round(time.perf_counter() - start, 3),
-                           findings=_finding_kinds(verdict), verified_by=verified_by)
-        if verdict.failure is not None and verdict.failure.stage in ("constraints", "guards"):
-            args, kwargs, example_changes = resized  # what still fails with a good example is the spec's
-            failure = verdict.failure
-        else:
-            notes.append(f"an example of size {SIZE} did not pass either: "
-                         f"{verdict.failure.headline() if verdict.failure else verdict.status}")
-    new, origin, more = _derive(run, spec, failure)
-    notes += more
-    if example_changes:
+        return _floor_fix(search, *small)
+    verified = search.example_first()
+    if verified is not None:
+        return verified
+    new, origin, more = _derive(run, search.declared, search.failure)
+    search.notes += more
+    if search.example_changes:
         origin = f"{_EXAMPLE_ORIGIN}, then {origin}" if origin else _EXAMPLE_ORIGIN
     if new is None:
-        return None if not notes else SpecFix(
-            status="suggested", dynamic_shapes="", origin=origin, reason="; ".join(notes),
-            changes=example_changes, exports=exports, seconds=round(time.perf_counter() - start, 3),
+        return None if not search.notes else SpecFix(
+            status="suggested", dynamic_shapes="", origin=origin, reason="; ".join(search.notes),
+            changes=search.example_changes, exports=search.exports, seconds=search.seconds(),
         )
-    spec, reason, exported, found = new, "", False, []
-    while True:
-        exports += 1
-        verdict = _verify(run, spec, recheck, args, kwargs, as_run=whole)
-        if verdict.status == "passed":
-            found = _finding_kinds(verdict)
-            break
-        reason = verdict.failure.headline() if verdict.failure else verdict.status
-        exported = verdict.failure is not None and verdict.failure.stage not in ("input", "capture", "constraints")
-        again = None
-        layered = verdict.failure is not None and verdict.failure.stage in ("constraints", "guards")
-        if exports < _MAX_EXPORTS and layered:
-            again, _, more = _derive(run, spec, verdict.failure)  # torch reports one layer per export
-            notes += more
-        if again is None:
-            break
-        spec, reason = again, ""
-    candidate = None if reason else unpinned(run.dynamic_shapes, spec)
-    relaxed = None
-    if candidate is not None:
-        exports += 1
-        verdict = _verify(run, candidate, recheck, args, kwargs, as_run=whole)
-        relaxed = (candidate, _finding_kinds(verdict)) if verdict.status == "passed" else None
+    spec, reason, exported, found = search.layers(new)
+    relaxed = None if reason else search.relaxed(spec)
     if relaxed is not None:  # the least restrictive fix that passes: the pin was torch's solver's, not the model's
         spec, found = relaxed
         origin = f"{origin}, then {_UNPINNED_ORIGIN}" if origin else _UNPINNED_ORIGIN
         status = "verified"
-    elif not reason and not example_changes and pins_example_size(run.dynamic_shapes, spec):
+    elif not reason and not search.example_changes and pins_example_size(search.declared, spec):
         # The pin passes only because the example already had that size; it proves nothing about the model.
-        notes = ["not verified: it pins a dim to its example size (0 or 1), and export specializes example sizes"
-                 " 0 and 1 whatever the model does; keep it static only if the model really needs that size"] + notes
+        search.notes.insert(0, "not verified: it pins a dim to its example size (0 or 1), and export specializes"
+                               " example sizes 0 and 1 whatever the model does; keep it static only if the model"
+                               " really needs that size")
         status = "suggested"
     else:
         status = "verified" if not reason else "suggested"
-    notes = [] if status == "verified" else notes  # what a verified spec leaves out no longer matters
+    notes = [] if status == "verified" else search.notes  # what a verified spec leaves out no longer matters
     return SpecFix(
         status=status, dynamic_shapes=render_spec(spec), origin=origin,
-        changes=example_changes + _changes(run.dynamic_shapes, spec), exports=exports,
+        changes=search.example_changes + _changes(search.declared, spec), exports=search.exports,
         reason="; ".join(([f"{'exported, but its checks failed' if exported else 'did not export'}: {reason}"]
                           if reason else []) + notes),
-        seconds=round(time.perf_counter() - start, 3), findings=found if status == "verified" else [],
-        verified_by=verified_by,
+        seconds=search.seconds(), findings=found if status == "verified" else [], verified_by=search.verified_by,
     )
+
+
+class _Search:
+    """One fix's re-exports: the declared spec, the inputs it is verified on, what it cost, what it noted."""
+
+    def __init__(self, run: Run, recheck: Recheck) -> None:
+        self.run, self.recheck = run, recheck
+        self.start = time.perf_counter()
+        self.declared: SpecForm = run.spec.form
+        self.failure: Failure = run.outcome.failure  # type: ignore[assignment]
+        self.args, self.kwargs = run.args, run.kwargs
+        self.exports = 0
+        self.notes: list[str] = []
+        self.example_changes: list[str] = []
+        # Where findings are errors, a finding of a check the accept/reject re-check does not run (dtype)
+        # fails the case with the fixed spec: then only every check the case ran can verify it.
+        self.whole = bool(run.findings_as_errors)
+        self.verified_by = _ALL_CHECKS if self.whole else SpecFix.verified_by
+
+    def seconds(self) -> float:
+        return round(time.perf_counter() - self.start, 3)
+
+    def verify(self, spec: SpecForm, args: tuple | None = None, kwargs: dict | None = None, *,
+               as_run: bool | None = None) -> Any:
+        """Re-check the model with ``spec`` (on this search's inputs unless given), counting the export."""
+        self.exports += 1
+        return _verify(self.run, spec, self.recheck, self.args if args is None else args,
+                       self.kwargs if kwargs is None else kwargs, as_run=self.whole if as_run is None else as_run)
+
+    def example_first(self) -> SpecFix | None:
+        """Re-export the declared spec from examples of size 2 where they were 0 or 1: the fix when it passes.
+
+        When it still fails at constraints or guards, that failure (on those examples) is what the spec
+        must fix; otherwise a note says so and the spec is derived from the first failure.
+        """
+        from exportcore.diagnosis.explain.example_size import SIZE, resized_examples
+
+        resized = resized_examples(self.run)
+        if resized is None:
+            return None
+        verdict = self.verify(self.declared, resized[0], resized[1])
+        if verdict.status == "passed":
+            return SpecFix(status="verified", dynamic_shapes=render_spec(self.declared), origin=_EXAMPLE_ORIGIN,
+                           changes=resized[2], exports=self.exports, seconds=self.seconds(),
+                           findings=_finding_kinds(verdict), verified_by=self.verified_by)
+        if verdict.failure is not None and verdict.failure.stage in ("constraints", "guards"):
+            self.args, self.kwargs, self.example_changes = resized  # what still fails with a good example is the spec's
+            self.failure = verdict.failure
+        else:
+            self.notes.append(f"an example of size {SIZE} did not pass either: "
+                              f"{verdict.failure.headline() if verdict.failure else verdict.status}")
+        return None
+
+    def layers(self, spec: SpecForm) -> tuple[SpecForm, str, bool, list[str]]:
+        """Verify ``spec``, deriving again from each failure (torch reports one layer of violations per export).
+
+        Return (the last spec, why it failed or "", whether it exported, the passing re-check's finding kinds).
+        """
+        while True:
+            verdict = self.verify(spec)
+            if verdict.status == "passed":
+                return spec, "", False, _finding_kinds(verdict)
+            reason = verdict.failure.headline() if verdict.failure else verdict.status
+            exported = verdict.failure is not None and verdict.failure.stage not in ("input", "capture", "constraints")
+            again = None
+            layered = verdict.failure is not None and verdict.failure.stage in ("constraints", "guards")
+            if self.exports < _MAX_EXPORTS and layered:
+                again, _, more = _derive(self.run, spec, verdict.failure)
+                self.notes += more
+            if again is None:
+                return spec, reason, exported, []
+            spec = again
+
+    def relaxed(self, spec: SpecForm) -> tuple[SpecForm, list[str]] | None:
+        """Return ``spec`` with its pins given back their declared range, with its findings, when that passes."""
+        candidate = unpinned(self.declared, spec)
+        if candidate is None:
+            return None
+        verdict = self.verify(candidate)
+        return (candidate, _finding_kinds(verdict)) if verdict.status == "passed" else None
 
 
 #: SpecFix.origin's tail when a pin torch suggested was given back its range (exportcore.diagnosis.explain.specs.unpinned).
@@ -141,42 +185,41 @@ _UNPINNED_ORIGIN = ("the dims it pins kept dynamic over their declared range (Di
                     " prove a guard there, yet the export keeps it and passes")
 
 
-def _floor_fix(run: Run, recheck: Recheck, name: str, size: int, start: float) -> SpecFix | None:
+def _floor_fix(search: _Search, name: str, size: int) -> SpecFix | None:
     """The range of ``name`` from ``size + 1``, after a program failed at size 0 or 1 inside it.
 
     Verified by every check the failing run ran, values included: a range from 1 runs size 1 there,
     so a fix that moves the failure from 0 to 1 is not verified, and the min goes one step more; a
     re-check failing at size 0 or 1 of another dim raises that one too (at most _FLOOR_EXPORTS re-exports).
     """
-    declared = dim_bounds(run.dynamic_shapes)
+    declared = search.declared.bounds()
     bounds: dict[str, tuple[int, int | None]] = {}
-    spec, reason, exported, exports, found = run.dynamic_shapes, "", False, 0, []
+    spec, reason, exported, found = search.declared, "", False, []
     failed: tuple[str, int] | None = (name, size)
-    while failed is not None and exports < _FLOOR_EXPORTS:
+    while failed is not None and search.exports < _FLOOR_EXPORTS:
         dim, at = failed
         low, high = bounds.get(dim) or declared.get(dim, (None, None))
         if low is None or low > at or (high is not None and at + 1 > high):
             break  # no Dim of that name (Dim.AUTO), no progress, or no range left above the size
         bounds[dim] = (at + 1, high)
-        spec = replace_bounds(run.dynamic_shapes, bounds)
-        exports += 1
-        verdict = _verify(run, spec, recheck, run.args, run.kwargs, as_run=True)
+        spec = replace_bounds(search.declared, bounds)
+        verdict = search.verify(spec, as_run=True)
         if verdict.status == "passed":
             reason, found = "", _finding_kinds(verdict)
             break
         reason = verdict.failure.headline() if verdict.failure else verdict.status
         exported = verdict.failure is not None and verdict.failure.stage not in ("input", "capture", "constraints")
         failed = failed_size(verdict.failure) if verdict.failure is not None else None
-    if exports == 0:
+    if search.exports == 0:
         return None
     raised = ", ".join(f"{dim} static {low}" if low == high else f"{dim} from {low}"
                        for dim, (low, high) in bounds.items())
     return SpecFix(
         status="suggested" if reason else "verified", dynamic_shapes=render_spec(spec),
         origin=f"0/1 specialization: {raised}, the sizes torch traced for",
-        changes=_changes(run.dynamic_shapes, spec), exports=exports,
+        changes=_changes(search.declared, spec), exports=search.exports,
         reason=f"{'exported, but its checks failed' if exported else 'did not export'}: {reason}" if reason else "",
-        seconds=round(time.perf_counter() - start, 3), verified_by=_ALL_CHECKS, findings=found,
+        seconds=search.seconds(), verified_by=_ALL_CHECKS, findings=found,
     )
 
 
@@ -192,7 +235,7 @@ def _finding_kinds(verdict: Any) -> list[str]:
 _EXAMPLE_ORIGIN = "0/1 specialization: an example of size 2 on the dims whose example was 0 or 1"
 
 
-def _derive(run: Run, spec: Any, failure: Failure) -> tuple[Any, str, list[str]]:
+def _derive(run: Run, spec: SpecForm, failure: Failure) -> tuple[SpecForm | None, str, list[str]]:
     """Return (new spec or None, where it came from, notes on what could not be fixed)."""
     text = failure.detail or failure.message
     if "Suggested fixes:" in text:
@@ -202,7 +245,7 @@ def _derive(run: Run, spec: Any, failure: Failure) -> tuple[Any, str, list[str]]
     found = violations(text) or _runtime_guard(run, failure)
     if found:
         examples = run.spec.example_assignment() if run.spec is not None else {}
-        solutions = solve(found, dim_bounds(spec), examples)
+        solutions = solve(found, spec.bounds(), examples)
         bounds = {s.name: s.bounds for s in solutions if s.bounds is not None}
         notes = [f"{s.name}: {s.note} (guard: {' and '.join(s.guards)})" for s in solutions if s.note]
         steps = {s.name: s.step for s in solutions if s.bounds is not None and s.step > 1}
@@ -252,7 +295,7 @@ def _root_of(run: Run, param: str, axis: int) -> str | None:
     return None
 
 
-def _torch_suggestion(text: str, spec: Any) -> Any:
+def _torch_suggestion(text: str, spec: SpecForm) -> SpecForm | None:
     try:
         from torch.export.dynamic_shapes import refine_dynamic_shapes_from_suggested_fixes
     except ImportError:  # older torch: fall back to solving the guards
@@ -268,12 +311,14 @@ def _torch_suggestion(text: str, spec: Any) -> Any:
     if not lines:
         return None
     try:
-        return refine_dynamic_shapes_from_suggested_fixes(head + "Suggested fixes:\n" + "\n".join(lines), spec)
+        refined = refine_dynamic_shapes_from_suggested_fixes(head + "Suggested fixes:\n" + "\n".join(lines),
+                                                             spec.build())
     except Exception:  # noqa: BLE001 - torch could not apply its own suggestion: solve the guards instead
         return None
+    return read_form(refined)  # torch's refined spec, read in the user's spelling like theirs
 
 
-def _verify(run: Run, spec: Any, recheck: Recheck, args: tuple, kwargs: dict, *, as_run: bool = False) -> Any:
+def _verify(run: Run, spec: SpecForm, recheck: Recheck, args: tuple, kwargs: dict, *, as_run: bool = False) -> Any:
     """Re-check the model with ``spec``: its accept/reject checks, or (``as_run``) everything the run checked, its way."""
     # on the run's device: the model and the examples are there already, and a user's inputs= factory's
     # CPU tensors go there as in the run (check() moves them only for a device it is given)
@@ -285,12 +330,12 @@ def _verify(run: Run, spec: Any, recheck: Recheck, args: tuple, kwargs: dict, *,
                     "findings_as_errors": run.findings_as_errors, "target": run.target, "device": run.device,
                     "target_options": run.target_options}
     return recheck(
-        run.model, args, kwargs, dynamic_shapes=spec, mode=run.mode.name, inputs=run.inputs,
+        run.model, args, kwargs, dynamic_shapes=spec.build(), mode=run.mode.name, inputs=run.inputs,
         seed=run.seed, case_id=run.outcome.case_id, explain="off",
         # the re-export is a check like any other: a warm run serves its program-only steps under the same proof
         cache=run.cache, **settings,
     )
 
 
-def _changes(before: Any, after: Any) -> list[str]:
+def _changes(before: SpecForm, after: SpecForm) -> list[str]:
     return spec_changes(before, after) or ["spec rewritten as torch suggested"]
