@@ -26,6 +26,7 @@ from pytest_export.marker import ExportSpec, item_case_id
 from pytest_export.options import OPTIONS, RunOptions
 from pytest_export.results.records import Expectation, Record
 from pytest_export.results.sanitize import clean_text, shown_text
+from pytest_export.results.verdicts import FAILING, verdict_of
 from pytest_export.session_state import ITEM_PENDING, ITEM_RECORDS
 from pytest_export.time_limits import time_limit
 from pytest_export.torch_logs import torch_logs_hidden
@@ -183,24 +184,24 @@ def error_outcome(case_id: str, mode: str, exc_type: str, message: str, *, categ
 
 
 def judge(outcome: Outcome, expect: Expectation | None, show_traceback: bool,
-          docs: str | None = None) -> tuple[str, BaseException | None]:
-    """Return the verdict for an outcome and the exception the test must raise (None if it passes)."""
-    status = outcome.status
-    if status == "passed":
-        if expect is not None:
-            return "xpassed", ExportCheckFailed(explain.xpass_text(outcome, expect.reason))
-        return "passed", None
-    if status == "skipped":
+          docs: str | None = None, known: str | None = None) -> tuple[str, BaseException | None]:
+    """Return the verdict for an outcome (results.verdicts.verdict_of) and the exception the test must raise
+    (None if it passes). ``known``: the expected-failure text when the baseline knows this failure."""
+    verdict = verdict_of(outcome, expect, known=known is not None)
+    if verdict == "passed":
+        return verdict, None
+    if verdict == "xpassed":
+        assert expect is not None
+        return verdict, ExportCheckFailed(explain.xpass_text(outcome, expect.reason))
+    if verdict == "skipped":
         reason = outcome.failure.message if outcome.failure else "skipped by the engine"
-        return "skipped", pytest.skip.Exception(reason)
-    if status == "failed" and expect is not None:
-        got = outcome.failure.category if outcome.failure else None
-        if expect.category is None or expect.category == got:
-            return "xfailed", expected_failure(f"{outcome.mode}: {expect.reason}")
-        return "failed", ExportCheckFailed(explain.drift_text(outcome, expect.category, show_traceback=show_traceback,
-                                                              docs=docs))
-    verdict = status if status in ("failed", "error", "timeout", "crashed") else "error"
-    headline = f"{outcome.mode} {status}: {outcome.failure.headline()}" if outcome.failure else ""
+        return verdict, pytest.skip.Exception(reason)
+    if verdict == "xfailed":
+        return verdict, expected_failure(f"{outcome.mode}: {expect.reason}" if expect is not None else str(known))
+    if expect is not None and outcome.status == "failed":  # failed, but not as expected
+        return verdict, ExportCheckFailed(explain.drift_text(outcome, expect.category, show_traceback=show_traceback,
+                                                             docs=docs))
+    headline = f"{outcome.mode} {outcome.status}: {outcome.failure.headline()}" if outcome.failure else ""
     return verdict, ExportCheckFailed(explain.failure_text(outcome, show_traceback=show_traceback, docs=docs), headline)
 
 
@@ -313,16 +314,17 @@ def _conclude(item: pytest.Item, case: Case | None, case_id: str, mode: str, out
               expect: Expectation | None, start: float) -> BaseException | None:
     """Settle ``outcome``, decide its verdict, leave its record for makereport; return what the test raises."""
     outcome = settle_outcome(item, case, outcome)
-    verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config),
-                         docs=explain.exportdb_docs(item.config.rootpath))
-    if (expect is None and not _runxfail(item) and verdict in ("failed", "error", "timeout", "crashed")
+    known = None
+    if (expect is None and not _runxfail(item) and verdict_of(outcome) in FAILING
             and item.get_closest_marker("xfail") is None):
         # (pytest's own xfail marker, where the user put one, decides that test as pytest does)
         from pytest_export.reporting.known_failures import known_failure
 
-        known = known_failure(item, case_id, mode, outcome)  # known at its stage and category
-        if known is not None:  # the baseline's gate decides; pytest sees an expected failure
-            verdict, exc = "xfailed", expected_failure(f"{mode}: {known}")
+        reason = known_failure(item, case_id, mode, outcome)  # known at its stage and category
+        # the baseline's gate decides; pytest sees an expected failure
+        known = f"{mode}: {reason}" if reason is not None else None
+    verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config),
+                         docs=explain.exportdb_docs(item.config.rootpath), known=known)
     if expect is None:
         from pytest_export.settle import refer_to_earlier
 

@@ -24,6 +24,7 @@ import pytest
 from exportcore.diagnosis.failures import failed_after_export
 from exportcore.outcome import Outcome
 from pytest_export.results.records import Expectation, Record
+from pytest_export.results.verdicts import after_pytest
 
 __all__ = ["Pending", "refer_to_earlier", "settle"]
 
@@ -35,7 +36,7 @@ class Pending:
     test: str
     case: str
     mode: str
-    proposed: str  # the verdict runner.judge gave, before pytest's xfail, warnings filters and other plugins
+    proposed: str  # results.verdicts.verdict_of's, before pytest's xfail, warnings filters and other plugins
     outcome: Outcome
     expect: Expectation | None
     duration: float
@@ -51,14 +52,11 @@ def settle(pending: Pending, report: pytest.TestReport, excinfo: Any) -> Record:
     """
     verdict, expect, outcome = pending.proposed, pending.expect, pending.outcome
     xfail = getattr(report, "wasxfail", None)
-    if report.skipped:
-        settled = "xfailed" if xfail is not None else "skipped"
-    elif report.passed:
-        settled = "xpassed" if xfail is not None else "passed"
-    elif str(report.longrepr).startswith("[XPASS(strict)]"):
-        settled, xfail = "xpassed", str(report.longrepr)[len("[XPASS(strict)]"):].strip()
-    else:
-        settled = verdict if verdict in ("failed", "error", "timeout", "crashed", "xpassed") else "failed"
+    strict_xpass = report.failed and str(report.longrepr).startswith("[XPASS(strict)]")
+    if strict_xpass:
+        xfail = str(report.longrepr)[len("[XPASS(strict)]"):].strip()
+    settled = after_pytest(verdict, skipped=report.skipped, passed=report.passed, xfail=xfail is not None,
+                           strict_xpass=strict_xpass)
     if settled != verdict:
         if xfail is not None and expect is None:
             expect = Expectation(f"pytest.mark.xfail: {xfail}".rstrip(": "))

@@ -7,6 +7,7 @@ from typing import Any, Iterable
 from exportcore.outcome import STAGES
 from pytest_export.results.records import Record, failure_of
 from pytest_export.results.report import Report
+from pytest_export.results.verdicts import FAILING
 
 __all__ = ["categories_chart", "ops_chart", "stage_sorted", "stage_table"]
 
@@ -14,7 +15,6 @@ _ROW, _LABEL_W, _WIDTH = 26, 330, 900  # SVG geometry: bar row height, label col
 _TOP_OPS = 25
 #: Verdicts whose failure was declared (expect= or pytest's xfail): amber, not alarm-red.
 _EXPECTED = ("xfailed",)
-_UNEXPECTED = ("failed", "error", "timeout", "crashed")
 
 
 def stage_sorted(items: Iterable[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -60,10 +60,10 @@ def _split_categories(records: list[Record]) -> list[tuple[str, int, int]]:
     counts: dict[str, list[int]] = {}
     for r in records:
         failure = failure_of(r)
-        if not failure or r.verdict not in _EXPECTED + _UNEXPECTED:
+        if not failure or r.verdict not in (*_EXPECTED, *FAILING):
             continue
         pair = counts.setdefault(failure.category, [0, 0])
-        pair[0 if r.verdict in _UNEXPECTED else 1] += 1
+        pair[0 if r.verdict in FAILING else 1] += 1
     return sorted(((k, u, x) for k, (u, x) in counts.items()), key=lambda t: (-(t[1] + t[2]), t[0]))
 
 

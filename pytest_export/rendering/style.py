@@ -8,14 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_export.results.records import EXPORTABLE
 from pytest_export.rendering.counts import COLUMN_ORDER
 from pytest_export.results.sanitize import shown_text
+from pytest_export.results.verdicts import EXPORTABLE, PROBLEMS
 
 __all__ = ["EXPORTABLE", "MODE_ORDER", "PROBLEMS", "VERDICT_LABEL", "VERDICT_MARK", "render_page"]
-
-#: Verdicts shown as failures (xfailed is expected and listed separately).
-PROBLEMS = ("failed", "error", "timeout", "crashed", "xpassed")
 
 #: Columns of the matrix in this order (modes, then targets); others follow alphabetically.
 MODE_ORDER = COLUMN_ORDER

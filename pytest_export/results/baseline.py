@@ -25,6 +25,7 @@ from typing import Any, Iterable
 from exportcore.outcome import Failure, Outcome
 from pytest_export.results.json_lines import RepeatedField, decode_with_lines, unrepeated
 from pytest_export.results.records import EXPORTABLE, Record, record_key, worst
+from pytest_export.results.verdicts import as_happened
 
 __all__ = ["FORMAT", "VERSION", "is_baseline", "baseline_entries", "dump_baseline", "baseline_records",
            "read_baseline", "Known", "outcome_known", "known_as", "same_failure", "describe_known",
@@ -50,9 +51,7 @@ def outcome_known(verdict: str, outcome: Outcome | None) -> Known:
     an exportable one has neither stage nor category.
     """
     failure = outcome.failure if outcome is not None else None
-    if verdict == "xfailed":
-        status = outcome.status if outcome is not None else "failed"
-        verdict = status if status != "passed" else "failed"
+    verdict = as_happened(verdict, outcome)
     if verdict in EXPORTABLE or failure is None:
         return verdict, "", ""
     return verdict, failure.stage, failure.category or ""
