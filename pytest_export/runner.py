@@ -185,8 +185,7 @@ def error_outcome(case_id: str, mode: str, exc_type: str, message: str, *, categ
 
 def judge(outcome: Outcome, expect: Expectation | None, show_traceback: bool,
           docs: str | None = None, known: str | None = None) -> tuple[str, BaseException | None]:
-    """Return the verdict for an outcome (results.verdicts.verdict_of) and the exception the test must raise
-    (None if it passes). ``known``: the expected-failure text when the baseline knows this failure."""
+    """Return results.verdicts.verdict_of's verdict and what the test raises; ``known``: the baseline's xfail text."""
     verdict = verdict_of(outcome, expect, known=known is not None)
     if verdict == "passed":
         return verdict, None
@@ -321,8 +320,7 @@ def _conclude(item: pytest.Item, case: Case | None, case_id: str, mode: str, out
         from pytest_export.reporting.known_failures import known_failure
 
         reason = known_failure(item, case_id, mode, outcome)  # known at its stage and category
-        # the baseline's gate decides; pytest sees an expected failure
-        known = f"{mode}: {reason}" if reason is not None else None
+        known = f"{mode}: {reason}" if reason is not None else None  # the gate decides; pytest sees an xfail
     verdict, exc = judge(outcome, expect, show_traceback=wants_traceback(item.config),
                          docs=explain.exportdb_docs(item.config.rootpath), known=known)
     if expect is None:
