@@ -101,6 +101,9 @@ def run_side(side: str, reuse: bool) -> tuple[float, dict[str, float], list[floa
     cases = {name: build(name) for name in CASES}
     stages: dict[str, float] = {}
     collections = full_collections()
+    from exportcore import EngineSession
+
+    session = EngineSession(reuse=reuse)  # the loop's checks share one engine session, as the plugin's do
     start = time.perf_counter()
     for name, (factory, args, spec) in cases.items():
         for mode in MODES:
@@ -112,7 +115,7 @@ def run_side(side: str, reuse: bool) -> tuple[float, dict[str, float], list[floa
             else:
                 import exportcore
 
-                outcome = exportcore.check(model, args, dynamic_shapes=spec, mode=mode, case_id=name, reuse=reuse)
+                outcome = exportcore.check(model, args, dynamic_shapes=spec, mode=mode, case_id=name, session=session)
                 if outcome.status != "passed":
                     raise SystemExit(f"{name} [{mode}] did not pass: {outcome.failure}")
                 for stage, seconds in (outcome.timings or {}).items():

@@ -46,12 +46,13 @@ def child(count: int, examples: int) -> None:
     """Export ``count`` cases, cycling through the modes, and print peak RSS as JSON."""
     import exportcore
 
+    session = exportcore.EngineSession()  # one session for the loop, as the plugin's checks share one
     start = time.perf_counter()
     statuses: dict[str, int] = {}
     for i in range(count):
         model, args, shapes = build(i)
         outcome = exportcore.check(model, args, dynamic_shapes=shapes, mode=MODES[i % 3], examples=examples,
-                                   case_id=f"case{i}")
+                                   case_id=f"case{i}", session=session)
         statuses[outcome.status] = statuses.get(outcome.status, 0) + 1
         del model, args, outcome
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux

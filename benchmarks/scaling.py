@@ -2,7 +2,7 @@
 
 Both runs are the same command apart from ``-n``; the ratio is serial time / parallel time.
 Target: >= 1.6x on 2 cores. It also counts, from each run's JSON report, the non-strict results that
-took strict's walk of the same program in-process (exportcore.reuse.memo): ``-n`` keeps a case's modes on
+took strict's walk of the same program in-process (exportcore.reuse.stores): ``-n`` keeps a case's modes on
 one worker, so the parallel run must count as many as the serial one, i.e. it repeats no
 strict/non_strict work the serial run shared. Usage: ``python benchmarks/scaling.py [--workers 2] [-- extra pytest args]``
 (e.g. ``-- -k control_flow`` to time a subset; docs/performance.md says which selection it shows).

@@ -6,6 +6,9 @@ Usable from a script or notebook, no pytest needed::
     outcome = exportcore.check(model, (x,), dynamic_shapes={"x": {0: Dim("b")}}, mode="strict")
     print(outcome.status, outcome.failure and outcome.failure.headline())
 
+Checks that pass one ``exportcore.EngineSession()`` share work (a second mode proven to capture the
+same program takes the first one's results); without one, each check runs on its own.
+
 Importing this package does not import torch; torch loads on the first ``check``.
 """
 
@@ -23,7 +26,7 @@ from exportcore.check import check, check_case
 __all__ = [
     "CHECKS", "DEFAULT_CHECKS", "Case", "SCHEMA_VERSION", "Counterexample", "ExampleStats",
     "Failure", "Finding", "GraphStats", "Outcome", "SchemaError", "SourceLocation",
-    "MODES", "Mode", "check", "check_case", "register_mode",
+    "MODES", "Mode", "check", "check_case", "register_mode", "EngineSession", "EngineOptions",
 ]
 
 # The rest of the public API loads on first use (PEP 562): the pytest plugin imports this
@@ -32,6 +35,8 @@ _LAZY = {
     **dict.fromkeys(("SCHEMA_VERSION", "Counterexample", "ExampleStats", "Failure", "Finding", "GraphStats",
                      "Outcome", "SchemaError", "SourceLocation"), "exportcore.outcome"),
     **dict.fromkeys(("MODES", "Mode", "register_mode"), "exportcore.modes"),
+    "EngineSession": "exportcore.reuse.session",
+    "EngineOptions": "exportcore.case",
 }
 
 

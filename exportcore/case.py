@@ -1,11 +1,17 @@
-"""What to export: a model, example inputs, a dynamic-shape spec and expectations."""
+"""What to export (a Case: a model, example inputs, a dynamic-shape spec and expectations) and how (EngineOptions).
+
+Every way into the engine builds one EngineOptions and calls exportcore.check.run_check: check() from
+its keywords, check_case() from a Case and its keywords, the plugin from its command line, markers and
+column (pytest_export.runner.engine_options).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Mapping
 
-__all__ = ["Case", "CHECKS", "DEFAULT_CHECKS", "DEFAULT_EXAMPLES"]
+__all__ = ["Case", "CHECKS", "DEFAULT_CHECKS", "DEFAULT_EXAMPLES", "EngineOptions"]
 
 #: Checks a user can switch on or off (``checks=`` / ``--export-checks``).
 #: numerics: exported module == eager on the example inputs and on drawn shapes.
@@ -35,3 +41,50 @@ class Case:
     rtol: float | None = None
     atol: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """exportcore.check's keyword arguments (see its docstring), plus ``export_config``: torch's
+    symbolic-shapes config flags set around the check (exportcore.diagnosis.explain.rescue.export_config)."""
+
+    mode: str = "non_strict"
+    checks: Iterable[str] = DEFAULT_CHECKS
+    rtol: float | None = None
+    atol: float | None = None
+    examples: int | None = None
+    inputs: Any = None
+    case_id: str | None = None
+    seed: int | None = None
+    findings_as_errors: bool = False
+    timeout: float | None = None
+    hypothesis_settings: Any = None
+    input_budget: int | str | None = None
+    target: str | None = None
+    device: str = "cpu"
+    target_options: Mapping[str, Any] | None = None
+    explain: str = "fix"
+    export_config: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def for_case(cls, case: Case, mode: str = "non_strict", **keywords: Any) -> EngineOptions:
+        """The options for ``case`` in ``mode``: ``keywords`` override the case's own tolerances, inputs and name."""
+        if not isinstance(case, Case):
+            raise TypeError(f"check_case() expects an exportcore.Case, got {type(case).__name__}")
+        keywords.setdefault("rtol", case.rtol)
+        keywords.setdefault("atol", case.atol)
+        keywords.setdefault("inputs", case.inputs)
+        keywords.setdefault("case_id", case.name or None)
+        return cls(mode=mode, **keywords)
+
+    def keywords(self) -> dict[str, Any]:
+        """The options that differ from the defaults, as check_case's keyword arguments (mode and export_config aside)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if f.name not in ("mode", "export_config") and not _is_default(getattr(self, f.name), f)}
+
+
+def _is_default(value: Any, f: dataclasses.Field) -> bool:
+    default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default  # type: ignore[misc]
+    # by value only for plain values: an inputs= strategy or factory is compared by identity
+    return value is default or (isinstance(value, (bool, int, float, str, tuple)) and type(value) is type(default)
+                                and value == default)

@@ -1,28 +1,30 @@
-"""check(): validate one case, walk the pipeline (exportcore.pipeline) in one mode, and judge the result."""
+"""check(): validate one case, walk the pipeline (exportcore.pipeline) in one mode, and judge the result.
+
+Every way into the engine ends in run_check(case, options, session): check() and check_case() build
+its EngineOptions (exportcore.case) from their keywords, the plugin from its command line and markers.
+"""
 
 from __future__ import annotations
 
 import math
 import zlib
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-from exportcore.case import CHECKS, DEFAULT_CHECKS, Case
-from exportcore.sandbox.heap import own_cycles
+from exportcore.case import DEFAULT_CHECKS, Case, EngineOptions
 
 if TYPE_CHECKING:
     from exportcore.context import Run
     from exportcore.modes import Mode
     from exportcore.outcome import Outcome
-    from exportcore.reuse.result_cache import ResultCache
+    from exportcore.reuse.session import EngineSession
     from exportcore.shapes.spec import ShapeSpec
 
 # `import exportcore` binds check() at once (the package's name `check` must be the function,
 # not this submodule), and the plugin imports exportcore in every pytest session: the engine's
 # own modules load on the first check() call, so a session without exportable tests pays nothing.
-__all__ = ["check", "check_case"]
+__all__ = ["check", "check_case", "run_check"]
 
 
-@own_cycles
 def check(
     model: Any,
     args: tuple,
@@ -45,8 +47,7 @@ def check(
     device: str = "cpu",
     target_options: Mapping[str, Any] | None = None,
     explain: str = "fix",
-    reuse: bool = True,
-    cache: ResultCache | None = None,
+    session: EngineSession | None = None,
 ) -> Outcome:
     """Export ``model`` once in ``mode``, run every enabled check, and return the Outcome.
 
@@ -59,87 +60,128 @@ def check(
     Raises TypeError/ValueError only for wrong arguments (naming the argument); every
     failure of the model or of the export is reported in the returned Outcome. ``explain``
     ("off", "fix", "full") is the extra work spent on a failing case (exportcore.diagnosis.explain).
-    ``reuse``: a mode whose captured program is proven identical to an earlier mode's (same
-    case, options, model state and inputs) takes that mode's run results (exportcore.reuse.memo).
-    ``cache``: a ResultCache (exportcore.reuse.result_cache) extends that proof across sessions: a mode
-    whose program, state, inputs, eager answer, options, torch and engine match a stored walk
-    takes its results. Capture and eager always run.
+    ``session`` (exportcore.EngineSession) is what checks share: pass one session to every call
+    whose work may be shared. A mode whose captured program is proven identical to an earlier mode's
+    in the session (same case, options, model state and inputs) takes that mode's run results
+    (exportcore.reuse.donations); ``EngineSession(cache=ResultCache(path))`` extends that proof across
+    sessions: a mode whose program, state, inputs, eager answer, options, torch and engine match a
+    stored walk takes its results. Capture and eager always run. Without a session the check runs in
+    a private one and shares nothing.
     """
+    options = EngineOptions(
+        mode=mode, checks=checks, rtol=rtol, atol=atol, examples=examples, inputs=inputs, case_id=case_id,
+        seed=seed, findings_as_errors=findings_as_errors, timeout=timeout, hypothesis_settings=hypothesis_settings,
+        input_budget=input_budget, target=target, device=device, target_options=target_options, explain=explain,
+    )
+    return run_check(Case(model=model, args=args, kwargs=kwargs, dynamic_shapes=dynamic_shapes), options, session)
+
+
+def check_case(case: Case, mode: str = "non_strict", *, session: EngineSession | None = None,
+               **options: Any) -> Outcome:
+    """Run check() on a Case; keyword options override the case's own tolerances and inputs."""
+    return run_check(case, EngineOptions.for_case(case, mode, **options), session)
+
+
+def run_check(case: Case, options: EngineOptions, session: EngineSession | None = None) -> Outcome:
+    """Check ``case`` under ``options`` in ``session`` (None: a private one): the engine's one entry."""
+    import contextlib
+
+    from exportcore.reuse.session import EngineSession
+
+    session = session if session is not None else EngineSession()
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(session.activated())
+        stack.enter_context(session.heap.own_cycles(case.model))
+        if options.export_config:
+            from exportcore.diagnosis.explain.rescue import export_config
+
+            stack.enter_context(export_config(dict(options.export_config)))
+        return _check(case, options, session)
+
+
+def _check(case: Case, options: EngineOptions, session: EngineSession) -> Outcome:
+    from exportcore.devices import model_device, move_inputs, move_model
+    from exportcore.diagnosis import failures
+
+    from exportcore.outcome import Outcome
+
+    run = _prepared(case, options, session)
+    if isinstance(run, Outcome):  # the device is not here
+        return run
+    home = model_device(run.model) if run.device != "cpu" else None
+    if run.device != "cpu":
+        move_model(run.model, run.device)
+        run.args, run.kwargs = move_inputs(run.args, run.kwargs, run.device)
+    _walked(run, options, session)
+    move_model(run.model, home)  # the user's model goes back where it was
+    outcome = run.outcome
+    outcome.timings = run.clock.timings
+    if outcome.status == "passed" and any(f.severity == "error" for f in outcome.findings):
+        outcome.status = "failed"
+        outcome.failure = failures.finding_error(next(f for f in outcome.findings if f.severity == "error"))
+    return outcome
+
+
+def _prepared(case: Case, options: EngineOptions, session: EngineSession) -> Run | Outcome:
+    """Validate the case and its options and return its Run (or, for a device not here, the skipped Outcome)."""
     import torch
 
     from exportcore.clock import StageClock
-    from exportcore.context import CheckFailed, Run
-    from exportcore.sandbox.deadline import CaseTimeout, deadline
-    from exportcore.diagnosis.explain import DEPTHS
-    from exportcore.shapes.input_budget import budget_notes, default_budget, parse_bytes
+    from exportcore.context import Run
+    from exportcore.devices import device_unavailable
     from exportcore.diagnosis import failures
-    from exportcore.reuse import shared_programs
     from exportcore.outcome import Outcome
-    from exportcore.pipeline import walk
+    from exportcore.programs.sides import aliasing_notes
+    from exportcore.sandbox.nesting import room_to_walk
     from exportcore.shapes import examples_for
-
-    mode_obj = _validate(model, args, kwargs, mode, checks, examples, rtol, atol)
-    label = _target_label(mode_obj, target, device, target_options)
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
-    ):
-        raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
-    if input_budget is not None:
-        try:
-            input_budget = parse_bytes(input_budget)
-        except ValueError as exc:
-            raise ValueError(f"input_budget: {exc}") from None
-    examples = examples_for(examples, hypothesis_settings)
-    if explain not in DEPTHS:
-        raise ValueError(f"explain must be 'off', 'fix' or 'full', got {explain!r}")
-    kwargs = dict(kwargs or {})
-    case_id = case_id or _default_case_id(model)
-    shared_programs.enter_case(case_id)
-    model = _as_module(model)
-    if seed is None:
-        seed = zlib.crc32(case_id.encode("utf-8", "surrogatepass")) & 0x7FFFFFFF
+    from exportcore.shapes.input_budget import budget_notes, default_budget
     from exportcore.shapes.parse import resolve_identity_keys
 
-    from exportcore.sandbox.nesting import room_to_walk
-    from exportcore.programs.sides import aliasing_notes
-
+    model, args, kwargs, dynamic_shapes = case.model, case.args, case.kwargs, case.dynamic_shapes
+    mode, label, budget = _validated(options, model, args, kwargs)
+    examples = examples_for(options.examples, options.hypothesis_settings)
+    kwargs = dict(kwargs or {})
+    case_id = options.case_id or _default_case_id(model)
+    session.memory.enter_case(case_id)
+    model = _as_module(model)
+    seed = options.seed if options.seed is not None else zlib.crc32(case_id.encode("utf-8", "surrogatepass")) & 0x7FFFFFFF
     with room_to_walk(args, kwargs, dynamic_shapes):
         dynamic_shapes = resolve_identity_keys(dynamic_shapes, args, kwargs, model)  # keyed by id(): before any copy
         spec = _parse_spec(model, args, kwargs, dynamic_shapes)
         notes = aliasing_notes(tuple(args), kwargs)
     if spec is not None:
-        spec = spec.with_budget(input_budget if input_budget is not None else default_budget(spec.example_bytes()))
-    outcome = Outcome(case_id=case_id, mode=label, checks=sorted(set(checks)), torch_version=str(torch.__version__))
+        spec = spec.with_budget(budget if budget is not None else default_budget(spec.example_bytes()))
+    outcome = Outcome(case_id=case_id, mode=label, checks=sorted(set(options.checks)),
+                      torch_version=str(torch.__version__))
     outcome.notes.extend(notes)
     if spec is not None:
         outcome.declared = spec.declared_ranges()
         outcome.notes.extend(budget_notes(spec))
-    from exportcore.devices import device_unavailable, model_device, move_inputs, move_model
-
-    reason = device_unavailable(device)
+    reason = device_unavailable(options.device)
     if reason is not None:
-        outcome.status = "skipped"
-        outcome.failure = failures.device_unavailable(reason)
+        outcome.status, outcome.failure = "skipped", failures.device_unavailable(reason)
         return outcome
-    home = model_device(model) if device != "cpu" else None
-    if device != "cpu":
-        move_model(model, device)
-        args, kwargs = move_inputs(args, kwargs, device)
-    run = Run(
-        model=model, args=tuple(args), kwargs=kwargs, dynamic_shapes=dynamic_shapes, mode=mode_obj,
-        checks=frozenset(checks), rtol=rtol, atol=atol, examples=examples, inputs=inputs, seed=seed,
-        findings_as_errors=findings_as_errors, hypothesis_settings=hypothesis_settings,
-        outcome=outcome, clock=StageClock(), spec=spec, target=target, device=device,
-        target_options=dict(target_options or {}), reuse=bool(reuse),
-        cache=cache if reuse else None,
+    return Run(
+        model=model, args=tuple(args), kwargs=kwargs, dynamic_shapes=dynamic_shapes, mode=mode,
+        checks=frozenset(options.checks), rtol=options.rtol, atol=options.atol, examples=examples,
+        inputs=options.inputs, seed=seed, findings_as_errors=options.findings_as_errors,
+        hypothesis_settings=options.hypothesis_settings, outcome=outcome, clock=StageClock(), spec=spec,
+        target=options.target, device=options.device, target_options=dict(options.target_options or {}),
+        session=session,
     )
-
+def _walked(run: Run, options: EngineOptions, session: EngineSession) -> None:
+    """Walk the pipeline in the model's sandbox under the case's time limit; explain a failure where asked."""
+    from exportcore.context import CheckFailed
+    from exportcore.diagnosis import failures
+    from exportcore.pipeline import walk
+    from exportcore.sandbox.deadline import CaseTimeout, deadline
     from exportcore.sandbox.isolation import isolated
 
-    with isolated(model) as model_state:
+    outcome = run.outcome
+    with isolated(run.model) as model_state:
         run.model_state = model_state
         try:
-            with deadline(timeout):
+            with deadline(options.timeout):
                 walk(run)
         except CheckFailed:
             from exportcore.programs.sides import blame_randomness
@@ -163,31 +205,49 @@ def check(
             run.program_states.clear()
             run.same_as.clear()
             run.own_guards.clear()
-        if outcome.status == "failed" and explain != "off":
+        if outcome.status == "failed" and options.explain != "off":
             from exportcore.diagnosis.explain import explain as explain_failure
 
-            outcome.explanation = explain_failure(run, explain, check, timeout)
-    move_model(model, home)  # the user's model goes back where it was
-    outcome.timings = run.clock.timings
-    if outcome.status == "passed" and any(f.severity == "error" for f in outcome.findings):
-        outcome.status = "failed"
-        outcome.failure = failures.finding_error(next(f for f in outcome.findings if f.severity == "error"))
-    return outcome
+            outcome.explanation = explain_failure(run, options.explain, _recheck(session), options.timeout)
 
 
+def _recheck(session: EngineSession) -> Callable[..., Outcome]:
+    """check(), in ``session``, for explain's re-checks (which hand back the run's ``cache``: the session's own)."""
 
-def check_case(case: Case, mode: str = "non_strict", **options: Any) -> Outcome:
-    """Run check() on a Case; keyword options override the case's own tolerances and inputs."""
-    if not isinstance(case, Case):
-        raise TypeError(f"check_case() expects an exportcore.Case, got {type(case).__name__}")
-    options.setdefault("rtol", case.rtol)
-    options.setdefault("atol", case.atol)
-    options.setdefault("inputs", case.inputs)
-    options.setdefault("case_id", case.name or None)
-    return check(case.model, case.args, case.kwargs, dynamic_shapes=case.dynamic_shapes, mode=mode, **options)
+    def recheck(model: Any, args: tuple, kwargs: dict[str, Any] | None = None, *, cache: Any = None,
+                **options: Any) -> Outcome:
+        return check(model, args, kwargs, session=session, **options)
+
+    return recheck
+
+
+def _validated(options: EngineOptions, model: Any, args: Any, kwargs: Any) -> tuple[Mode, str, int | None]:
+    """Raise TypeError/ValueError for a wrong argument (naming it); return the mode, the outcome's column
+    key and the input budget in bytes (None: the default for the case's examples)."""
+    from exportcore.diagnosis.explain import DEPTHS
+
+    mode = _validate(model, args, kwargs, options.mode, options.checks, options.examples, options.rtol, options.atol)
+    label = _target_label(mode, options.target, options.device, options.target_options)
+    timeout = options.timeout
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0
+    ):
+        raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
+    budget = None
+    if options.input_budget is not None:
+        from exportcore.shapes.input_budget import parse_bytes
+
+        try:
+            budget = parse_bytes(options.input_budget)
+        except ValueError as exc:
+            raise ValueError(f"input_budget: {exc}") from None
+    if options.explain not in DEPTHS:
+        raise ValueError(f"explain must be 'off', 'fix' or 'full', got {options.explain!r}")
+    return mode, label, budget
 
 
 def _validate(model: Any, args: Any, kwargs: Any, mode: str, checks: Any, examples: Any, rtol: Any, atol: Any) -> Mode:
+    from exportcore.case import CHECKS
     from exportcore.modes import get_mode
 
     if not callable(model):

@@ -14,11 +14,13 @@ if TYPE_CHECKING:
     import torch
     from torch.export import ExportedProgram
 
-    from exportcore.reuse.eager_code import CodeRecord
-    from exportcore.programs.execute import RunResult
     from exportcore.guards import ExportedRange
-    from exportcore.sandbox.model_state import ModelState
+    from exportcore.programs.execute import RunResult
+    from exportcore.reuse.eager_code import CodeRecord
+    from exportcore.reuse.proof import BeforeCapture, Proof
     from exportcore.reuse.result_cache import ResultCache
+    from exportcore.sandbox.model_state import ModelState
+    from exportcore.reuse.session import EngineSession
     from exportcore.shapes.spec import ShapeSpec
 
 __all__ = ["CheckFailed", "Run"]
@@ -55,14 +57,12 @@ class Run:
     target: str | None = None  # exportcore.targets: check this runtime instead of the mode's programs
     device: str = "cpu"
     target_options: Mapping[str, Any] = field(default_factory=dict)
-    reuse: bool = True  # exportcore.reuse.memo: take another mode's results when its program is this one
-    cache: ResultCache | None = None  # exportcore.reuse.result_cache: results of earlier sessions, same proof
+    #: the stores this walk may take from and donate to, and the engine's caches (exportcore.session)
+    session: EngineSession = None  # type: ignore[assignment]
 
     model_state: ModelState | None = None  # the model's snapshot every side starts from (set by check())
     reference: RunResult | None = None  # eager on the example inputs (step "eager")
-    #: The Python code that eager run executed, as a digest (exportcore.reuse.eager_code; with a cache only)
-    eager_code: str | None = None
-    #: With a cache: what eager ran on the examples, then what every later run of eager and the programs ran
+    #: With a disk store: what eager ran on the examples, then what every later run of eager and the programs ran
     #: (exportcore.reuse.eager_code.CodeRecord; exportcore.reuse.code_witnesses names the difference in the entry)
     code_records: tuple[CodeRecord, CodeRecord] | None = None
     #: Module attributes eager's run on the examples changed (ModelState.changed): checked by exportcore.checks.calls
@@ -79,15 +79,18 @@ class Run:
     #: A program whose input checks were not proven ep.module()'s (exportcore.reuse.identity.guard_structure):
     #: the reject check probes it too.
     own_guards: set[str] = field(default_factory=set)
-    #: exportcore.reuse.memo's by-value digests of this walk (model, constants, inputs, eager's answer), once
-    #: computed: none of them changes during a walk, and hashing a large model twice is not free.
-    value_parts: tuple[str | None, ...] | None = None
-    #: exportcore.reuse.memo's cache identity, once taken (at lookup, before the program-only steps): the
-    #: entry stored after the walk is the one a later lookup at that same point finds
-    identity: str | None = None
+    #: The proof of this walk (exportcore.reuse.proof), each half taken once: none of its parts changes
+    #: during a walk, and hashing a large model twice is not free.
+    before_capture: BeforeCapture | None = None
+    proof: Proof | None = None
     #: A target's program under test, its loaded artifact: an exportcore.programs.under_test.RuntimeSide (set by
     #: exportcore.stages.runtime; typed Any because exportcore.programs.under_test reads this module).
     runtime: Any = None
+
+    @property
+    def cache(self) -> ResultCache | None:
+        """The session's result cache (what exportcore.diagnosis.explain hands its re-checks)."""
+        return self.session.cache
 
     def fail(self, failure: Failure, status: str = "failed") -> None:
         """Record ``failure`` as the verdict and stop the pipeline."""

@@ -6,15 +6,13 @@ Adding a check is one module with ``run(ctx: Run) -> None`` (in exportcore/check
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from exportcore.reuse import memo as reuse
 from exportcore.checks import accept, calls, dtype, dynamism, numerics, reject, size01, specialization, state
 from exportcore.outcome import GraphStats
-from exportcore.reuse.memo import Donation
 from exportcore.programs.sides import prepare
+from exportcore.reuse.donations import Reuse
 from exportcore.stages import capture, decompose, eager, keep, module, runtime, serialize
 from exportcore.sandbox.warning_filters import torch_warnings
 
@@ -99,51 +97,18 @@ def _walk(run: Run) -> None:
                 if step.wanted(run):
                     step.run(run)
         return
-    donation: Donation | None = None
-    key: str | None = None
-    given: Donation | None = None
+    reuse = Reuse(run)
     for step in PIPELINE:
         if not step.wanted(run):
             continue
-        if step.reusable and donation is None:
-            # the first step after the mode's own program is built: is it another mode's program?
-            key = reuse.key_of(run)
-            given = reuse.lookup(run, key)
-            if given is not None:
-                _take(run, given)
-            donation = given or (Donation(mode=run.mode.name, digest="", inputs=run.inputs) if key else None)
-        if step.reusable and given is not None:
-            run.outcome.findings.extend(copy.deepcopy(given.findings.get(step.name, [])))
-            run.outcome.notes.extend(given.notes.get(step.name, []))
+        if step.reusable and reuse.served(step.name):
             continue
         findings, notes = len(run.outcome.findings), len(run.outcome.notes)
         step.run(run)
-        if step.reusable and donation is not None:
-            # copies: the plugin may still rewrite this outcome's findings after the walk
-            donation.findings[step.name] = copy.deepcopy(run.outcome.findings[findings:])
-            donation.notes[step.name] = list(run.outcome.notes[notes:])
-    if donation is not None and given is None:
-        if "decompose" in donation.findings:
-            donation.graph = copy.deepcopy(run.outcome.graph)
-        if "drawn shapes" in donation.findings:
-            donation.examples = copy.deepcopy(run.outcome.examples)
-        reuse.store(run, key, donation)
+        if step.reusable:
+            reuse.ran(step.name, findings, notes)
+    reuse.finish()
     if run.spec is not None:
         # The drawn-shape probes call programs that share the model's tensors: leave the model as its snapshot.
         prepare(run)
     run.outcome.graph = run.outcome.graph or GraphStats()
-
-
-def _take(run: Run, given: Donation) -> None:
-    run.outcome.reused_from = given.label()
-    if given.graph is not None:
-        run.outcome.graph = copy.deepcopy(given.graph)
-    if given.examples is not None:
-        run.outcome.examples = copy.deepcopy(given.examples)
-    # a cache entry may come from an earlier session or another xdist worker of this one
-    where = given.mode if given.origin is None else f"{given.mode}, in another process ({given.origin})"
-    run.outcome.notes.append(
-        f"reused from {given.label()}: this mode captured the same program (graph, ranges, constants; model "
-        "state and inputs by value), so decompose, save/load and the checks that run the programs ran once, in "
-        f"{where}"
-    )

@@ -1,4 +1,7 @@
-"""What the plugin keeps under pytest's cache dir: the result cache, and hypothesis' storage.
+"""The plugin's engine session, and what it keeps under pytest's cache dir: the result cache, and hypothesis' storage.
+
+One exportcore.EngineSession per pytest process (made in pytest_configure, start_session): every engine
+call of the process passes it, so a case's modes share proven work and its targets the kept export.
 
 The result cache (exportcore.reuse.result_cache) lives under ``config.cache`` so that ``--cache-clear``
 empties it, ``-p no:cacheprovider`` turns it off, and a CI cache step that restores
@@ -22,13 +25,40 @@ import pytest
 
 if TYPE_CHECKING:
     from exportcore.reuse.result_cache import ResultCache
+    from exportcore.reuse.session import EngineSession
 
-__all__ = ["session_cache", "keep_hypothesis_storage"]
+__all__ = ["start_session", "engine_session", "session_cache", "keep_hypothesis_storage"]
 
+_SESSION = pytest.StashKey["EngineSession"]()
 _CACHE = pytest.StashKey["ResultCache | None"]()
 _HYPOTHESIS = pytest.StashKey[bool]()
 #: The folder under pytest's cache dir (``.pytest_cache/d/pytest-export-results``).
 FOLDER = "pytest-export-results"
+
+
+def start_session(config: pytest.Config) -> None:
+    """Make the process's engine session (its result cache is opened at the first engine call); it keeps
+    inference exports for targets from the start when the run adds targets to every case."""
+    from exportcore.reuse.session import EngineSession
+    from pytest_export.options import OPTIONS
+
+    options = config.stash[OPTIONS]
+    config.stash[_SESSION] = EngineSession(reuse=options.reuse, keep_exports=bool(options.targets))
+
+
+def engine_session(config: pytest.Config, cache_mode: str = "off") -> EngineSession:
+    """Return the process's engine session, its disk store opened on first use (``cache_mode`` on, read or write)."""
+    session = config.stash[_SESSION]
+    if session.reuse and session.disk is None and _CACHE not in config.stash:
+        session.use_cache(session_cache(config, cache_mode))
+    return session
+
+
+def end_session(config: pytest.Config) -> None:
+    """Drop what the session keeps (the inference exports kept for targets hold model weights)."""
+    session = config.stash.get(_SESSION, None)
+    if session is not None:
+        session.exports.enable(False)
 
 
 def session_cache(config: pytest.Config, mode: str) -> ResultCache | None:

@@ -62,7 +62,7 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
         column = column_label(target or mode, device)
         start = time.perf_counter()
         case_id = _unique(extra.pop("case_id", None) or item.nodeid, column, seen)
-        engine_extra: dict[str, Any] = {"device": device} if device != "cpu" else {}
+        engine_extra: dict[str, Any] = {"mode": mode, **({"device": device} if device != "cpu" else {})}
         if target is not None:
             engine_extra["target"] = target
             engine_extra["target_options"] = extra.pop("target_options", None)
@@ -73,10 +73,8 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
         case = Case(model=model, args=args, kwargs=kwargs, **extra)
         note_started(item, case_id, mode)  # a crash from here on is recorded as this case's
         # Like exportcore.check(): wrong arguments raise here, a broken case comes back as an Outcome.
-        kwargs = {**engine_options(item, spec, options, case_id), **engine_extra}
-        if column != mode:
-            kwargs["export_mode"] = mode
-        outcome = run_engine(item, case, column, kwargs, raise_bad_arguments=True)
+        engine = engine_options(item, case, spec, options, case_id, **engine_extra)
+        outcome = run_engine(item, case, column, engine, raise_bad_arguments=True)
         outcome = settle_outcome(item, case, outcome)
         duration = time.perf_counter() - start
         record = Record.make(item.nodeid, case_id, column, outcome.status, outcome, duration=duration, source="fixture")

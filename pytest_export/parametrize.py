@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from exportcore.targets import TARGETS, parse_label
 from pytest_export.marker import MARKER, MODE_PARAM, ExportSpec, MarkerError, ModeParam, markers_of, parse_markers
 from pytest_export.options import RunOptions
 
@@ -73,10 +72,6 @@ def _call_id(call: Any) -> str:
 
 
 def _parametrize(metafunc: pytest.Metafunc, modes: list[str], spec: ExportSpec) -> None:
-    if any(parse_label(m)[0] in TARGETS for m in modes):
-        from exportcore.targets import cache
-
-        cache.enable()  # this process keeps inference exports, so its targets need not export again
     if MODE_PARAM not in metafunc.fixturenames:
         # A test may take export_mode as an argument; otherwise make room for the parameter.
         metafunc.fixturenames.append(MODE_PARAM)

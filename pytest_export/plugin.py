@@ -33,6 +33,7 @@ import pytest
 
 from exportcore.modes import mode_names
 from pytest_export import hookspecs
+from pytest_export.cache_dir import end_session, engine_session, start_session
 from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module's fixtures are registered
 from pytest_export.marker import MARKER_HELP, MODE_PARAM, item_mode, item_spec, refused_item
 from pytest_export.options import OPTIONS, add_options, resolve
@@ -84,6 +85,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Register the marker, resolve options, set up controller-side state."""
     config.addinivalue_line("markers", MARKER_HELP)
     config.stash[OPTIONS] = resolve(config, _known_modes(config))
+    start_session(config)  # one engine session for the process: every engine call passes it
     config.stash[RECORDS] = []
     config.stash[SELECTED] = set()
     from pytest_export.case_seed import CaseSeed
@@ -122,11 +124,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """Drop the inference exports kept for targets: they hold model weights."""
-    import sys
-
-    cache = sys.modules.get("exportcore.targets.cache")
-    if cache is not None:
-        cache.enable(False)
+    end_session(config)
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -251,7 +249,8 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, Any, Any]:
             # pytest-timeout limit, and an alarm inside an import leaves a module half-initialized.
             # Without a limit the first case simply pays them: warming up would only add the
             # decompose and save/load a warm run (result cache) never does.
-            warm_up()
+            with engine_session(item.config).activated():  # warm once per engine session
+                warm_up()
     return (yield)
 
 

@@ -16,7 +16,7 @@ from typing import Any, Callable, TypeVar
 
 import pytest
 
-from exportcore.case import Case
+from exportcore.case import Case, EngineOptions
 from exportcore.diagnosis.failures import case_not_checked, finding_filtered_to_error
 from exportcore.outcome import Outcome
 from pytest_export.rendering import failure_text as explain
@@ -86,8 +86,9 @@ def case_from_result(result: Any, spec: ExportSpec) -> Case:
     return dataclasses.replace(case, **changes) if changes else case
 
 
-def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptions, case_id: str) -> dict[str, Any]:
-    """Return the keyword arguments for exportcore.check_case, leaving engine defaults alone."""
+def engine_options(item: pytest.Item, case: Case, spec: ExportSpec | None, options: RunOptions, case_id: str,
+                   **column: Any) -> EngineOptions:
+    """Return the engine's options for ``case`` in one column (column_options), leaving engine defaults alone."""
     kwargs: dict[str, Any] = {"case_id": case_id, "findings_as_errors": options.findings_as_errors}
     checks = options.checks_for(spec.checks if spec else None)
     if checks is not None:
@@ -108,71 +109,67 @@ def engine_options(item: pytest.Item, spec: ExportSpec | None, options: RunOptio
         kwargs["explain"] = "full"
     if spec is not None and spec.export_config:
         kwargs["export_config"] = dict(spec.export_config)
-    if not options.reuse:
-        kwargs["reuse"] = False
-    else:
-        from pytest_export.cache_dir import session_cache
-
-        cache = session_cache(item.config, options.cache)
-        if cache is not None:
-            kwargs["cache"] = cache
-    return kwargs
+    return EngineOptions.for_case(case, **{**kwargs, **column})
 
 
-def column_options(column: str, spec: ExportSpec | None, options: RunOptions) -> tuple[str, dict[str, Any]]:
-    """Return the engine mode and the target/device keyword arguments of a result key (``aoti-cuda``)."""
+def column_options(column: str, spec: ExportSpec | None, options: RunOptions) -> dict[str, Any]:
+    """Return the engine mode and the target/device options of a result key (``aoti-cuda``)."""
     from exportcore.targets import TARGETS, parse_label
 
     name, device = parse_label(column)
     extra: dict[str, Any] = {} if device == "cpu" else {"device": device}
     if name not in TARGETS:
-        return name, extra
+        return {"mode": name, **extra}
     extra["target"] = name
     target_options = (spec.target_options if spec else {}).get(name)
     if target_options:
         extra["target_options"] = dict(target_options)
-    mode = (spec.target_mode if spec else None) or options.target_mode or "non_strict"
-    return mode, extra
+    return {"mode": (spec.target_mode if spec else None) or options.target_mode or "non_strict", **extra}
 
 
-def run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any], *,
+def run_engine(item: pytest.Item, case: Case, column: str, options: EngineOptions, *,
                raise_bad_arguments: bool = False) -> Outcome:
-    """Return the Outcome of one (case, mode) from a plugin's pytest_export_run or the engine.
+    """Return the Outcome of one (case, column) from a plugin's pytest_export_run or the engine.
 
-    ``mode`` is the result key: a mode, or a target (``kwargs`` then name the export mode
-    it starts from in ``export_mode``), with ``-cuda`` for another device.
+    ``column`` is the result key: a mode, or a target (``options.mode`` then names the export mode
+    it starts from), with ``-cuda`` for another device.
     """
     with torch_logs_hidden(not wants_traceback(item.config)):
-        return _run_engine(item, case, mode, kwargs, raise_bad_arguments)
+        return _run_engine(item, case, column, options, raise_bad_arguments)
 
 
-def _run_engine(item: pytest.Item, case: Case, mode: str, kwargs: dict[str, Any], raise_bad_arguments: bool) -> Outcome:
-    outcome = item.ihook.pytest_export_run(item=item, case=case, mode=mode, options=dict(kwargs))
+def _run_engine(item: pytest.Item, case: Case, column: str, options: EngineOptions,
+                raise_bad_arguments: bool) -> Outcome:
+    from pytest_export.cache_dir import engine_session
+
+    run = item.config.stash[OPTIONS] if OPTIONS in item.config.stash else None
+    session = engine_session(item.config, run.cache if run is not None else "off")
+    # the hook's options: check_case's keyword arguments (and, for a target, the mode it exports in)
+    hooked = {"findings_as_errors": options.findings_as_errors, **options.keywords(), "session": session}
+    if options.mode != column:
+        hooked["export_mode"] = options.mode
+    if options.export_config:
+        hooked["export_config"] = dict(options.export_config)
+    outcome = item.ihook.pytest_export_run(item=item, case=case, mode=column, options=hooked)
     if outcome is not None:
         return outcome
-    from exportcore.check import check_case
+    from exportcore.check import run_check
 
-    from exportcore.diagnosis.explain.rescue import export_config
-
-    kwargs = dict(kwargs)
-    mode = kwargs.pop("export_mode", mode)
-    config = kwargs.pop("export_config", {})
-    audit = item.config.stash[OPTIONS].cache_audit if OPTIONS in item.config.stash else 0.0
     try:
-        with export_config(config):
-            outcome = check_case(case, mode, **kwargs)
-            if audit:  # the served results' share checked again in full (pytest_export.cache_audit)
-                from pytest_export.cache_audit import audited
+        outcome = run_check(case, options, session)
+        if run is not None and run.cache_audit:  # the served results' share checked again in full
+            from exportcore.reuse.session import EngineSession
+            from pytest_export.cache_audit import audited
 
-                outcome = audited(outcome, audit, lambda: check_case(case, mode, **{**kwargs, "reuse": False, "cache": None}))
-            return outcome
+            outcome = audited(outcome, run.cache_audit, lambda: run_check(case, options, EngineSession(reuse=False)))
+        return outcome
     except (TypeError, ValueError) as exc:
         # The engine rejects bad arguments (e.g. a malformed dynamic_shapes) by raising.
         if raise_bad_arguments:
             raise
-        return error_outcome(kwargs["case_id"], mode, type(exc).__name__, str(exc))
+        return error_outcome(options.case_id, options.mode, type(exc).__name__, str(exc))
     except Exception as exc:  # noqa: BLE001 - an engine bug must not lose the record
-        return error_outcome(kwargs["case_id"], mode, type(exc).__name__, f"internal error: {exc}",
+        return error_outcome(options.case_id, options.mode, type(exc).__name__, f"internal error: {exc}",
                              category="internal", tb=traceback.format_exc())
 
 
@@ -245,13 +242,11 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
         outcome = error_outcome(case_id, mode, "TypeError", f"{item.nodeid}: {exc}")
     else:
         case = item.ihook.pytest_export_case(item=item, case=case, mode=mode) or case
-        engine_mode, extra = column_options(mode, spec, options)
-        kwargs = {**engine_options(item, spec, options, case_id), **extra}
-        if engine_mode != mode:
-            kwargs["export_mode"] = engine_mode
+        column = column_options(mode, spec, options)
+        engine_mode = column["mode"]
         if expect is not None and not options.explain:
-            kwargs["explain"] = "off"  # a declared expected failure is known: no fix to compute
-        outcome = run_engine(item, case, mode, kwargs)
+            column["explain"] = "off"  # a declared expected failure is known: no fix to compute
+        outcome = run_engine(item, case, mode, engine_options(item, case, spec, options, case_id, **column))
         if expect is None and engine_mode != parse_label(mode)[0] and _before_lowering(outcome):
             # The target's own export failed: the failure its export mode is expected to have.
             expect = expectations.get(engine_mode)

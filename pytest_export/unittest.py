@@ -54,6 +54,10 @@ class ExportableMixin:
         __tracebackhide__ = True  # pytest's counterpart of __unittest above
         if dynamic_shapes is not None:
             options["dynamic_shapes"] = dynamic_shapes
+        if self._pytest_export_check is None:  # plain unittest: the modes of this case share one engine session
+            from exportcore.reuse.session import EngineSession
+
+            options["session"] = EngineSession()
         outcomes = [self._check_one(model, args, kwargs, mode, options) for mode in self._modes(modes)]
         bad = [o for o in outcomes if o.status != "passed"]
         known = self._known_failures(bad)

@@ -31,11 +31,12 @@ import torch
 import exportcore
 from torch.export import Dim
 from exportcore.reuse.result_cache import ResultCache
+from exportcore.reuse.session import EngineSession
 {model}
 
 x = torch.randn(8, 3, generator=torch.Generator().manual_seed(0))
 outcome = exportcore.check({name}(), (x,), dynamic_shapes={{"x": {{0: Dim("n", min=2, max=64)}}}}, mode="strict",
-                           case_id="case", cache=ResultCache(sys.argv[1]))
+                           case_id="case", session=EngineSession(ResultCache(sys.argv[1])))
 print(outcome.status, outcome.reused_from)
 '''
 

@@ -16,9 +16,8 @@ from torch.export import Dim
 
 import exportcore
 from exportcore.reuse import code_origins
-from exportcore.reuse import memo as reuse
-from exportcore.reuse import shared_programs
 from exportcore.reuse.result_cache import ResultCache
+from exportcore.reuse.session import EngineSession
 
 SPEC = {"x": {0: Dim("n", min=2, max=64)}}
 
@@ -36,11 +35,10 @@ def write_module(path: Path, text: str, name: str) -> ModuleType:
 
 
 def check(cache: ResultCache, cls: Any, mode: str = "strict") -> Any:
-    """One session: check ``cls()`` on 8 rows of 3, rows dynamic in 2..64; then forget this process's memo."""
+    """One session: check ``cls()`` on 8 rows of 3, rows dynamic in 2..64; in a session of its own."""
     args = (torch.randn(8, 3, generator=torch.Generator().manual_seed(0)),)
-    outcome = exportcore.check(cls(), args, dynamic_shapes=SPEC, mode=mode, case_id="case", cache=cache)
-    reuse.clear()
-    shared_programs.clear()
+    outcome = exportcore.check(cls(), args, dynamic_shapes=SPEC, mode=mode, case_id="case",
+                               session=EngineSession(cache))
     return outcome
 
 

@@ -15,7 +15,7 @@ import torch
 from torch.export import Dim
 
 from exportcore.reuse.identity import structure
-from exportcore.sandbox.python_state import state_digest
+from exportcore.reuse.python_digest import state_digest
 from exportcore.reuse.result_cache import ResultCache
 from sessions import check, served, write_module
 

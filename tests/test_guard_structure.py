@@ -12,6 +12,7 @@ from torch.export import Dim
 import exportcore
 from exportcore.reuse import identity
 from exportcore.reuse.identity import guard_structure
+from exportcore.reuse.session import EngineSession
 
 ROWS = {"x": {0: Dim("n", min=2, max=64)}}
 
@@ -62,10 +63,12 @@ def test_programs_with_equal_guard_structures_refuse_the_same_inputs(model) -> N
 
 def test_a_program_whose_input_checks_are_not_proven_the_exported_ones_is_probed_out_of_range_too(monkeypatch) -> None:
     x = torch.randn(8, 3, generator=torch.Generator().manual_seed(0))
-    alone = exportcore.check(Scaled(), (x,), dynamic_shapes=ROWS, mode="non_strict", case_id="a", reuse=False)
+    alone = exportcore.check(Scaled(), (x,), dynamic_shapes=ROWS, mode="non_strict", case_id="a",
+                             session=EngineSession(reuse=False))
     # no two programs proven to check their inputs alike: the decomposed and reloaded ones are probed as well
     monkeypatch.setattr(identity, "guard_structure", lambda ep: str(id(ep)))
-    probed = exportcore.check(Scaled(), (x,), dynamic_shapes=ROWS, mode="non_strict", case_id="b", reuse=False)
+    probed = exportcore.check(Scaled(), (x,), dynamic_shapes=ROWS, mode="non_strict", case_id="b",
+                              session=EngineSession(reuse=False))
     assert alone.status == probed.status == "passed"
     assert alone.examples.rejected > 0
     assert probed.examples.rejected == 3 * alone.examples.rejected

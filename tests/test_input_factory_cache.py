@@ -10,9 +10,8 @@ import torch
 from torch.export import Dim
 
 import exportcore
-from exportcore.reuse import memo as reuse
-from exportcore.reuse import shared_programs
 from exportcore.reuse.result_cache import ResultCache
+from exportcore.reuse.session import EngineSession
 from sessions import served, write_module
 
 # Rows past 16 come from a helper the examples' 8 rows never reach: only the drawn shapes call it.
@@ -46,14 +45,12 @@ SPEC = {"x": {0: Dim("n", min=2, max=64)}}
 
 def session(cache: ResultCache, path: Path, inputs_of=None, *, low: str = "0.0", factor: str = "1.0",
             code: str = "scale", scale: float = 1.0):
-    """One session: the factory's module as the user left it, imported afresh; then forget this process's memo."""
+    """One session: the factory's module as the user left it, imported afresh; in a session of its own."""
     module = write_module(path, FACTORY.format(low=low, factor=factor, code=code), "pte_factory_model")
     inputs = (inputs_of or (lambda m: m.make(scale)))(module)
     example = (torch.randn(8, 3, generator=torch.Generator().manual_seed(0)),)
     outcome = exportcore.check(module.Doubled(), example, dynamic_shapes=SPEC, mode="strict", case_id="case",
-                               cache=cache, inputs=inputs)
-    reuse.clear()
-    shared_programs.clear()
+                               session=EngineSession(cache), inputs=inputs)
     assert outcome.status == "passed", outcome.failure
     return outcome
 
@@ -115,9 +112,7 @@ def test_the_identitys_call_changes_nothing_the_check_draws(tmp_path) -> None:
     for into, cache in zip(built, (None, ResultCache(tmp_path))):
         torch.manual_seed(7)
         outcome = exportcore.check(Relu(), example, dynamic_shapes=SPEC, mode="non_strict", case_id="case",
-                                   cache=cache, inputs=make(into))
-        reuse.clear()
-        shared_programs.clear()
+                                   session=EngineSession(cache), inputs=make(into))
         assert outcome.status == "passed"
     without, with_cache = built
     assert len(with_cache) == len(without) + 1  # one call more: the identity's, at the examples' shapes

@@ -108,8 +108,8 @@ class _Cycle:
         self.me = self
 
 
-def _check_passing() -> exportcore.Outcome:
-    return exportcore.check(torch.nn.Linear(4, 4), (torch.randn(3, 4),), mode="non_strict", examples=0)
+def _check_passing(session: exportcore.EngineSession | None = None) -> exportcore.Outcome:
+    return exportcore.check(torch.nn.Linear(4, 4), (torch.randn(3, 4),), mode="non_strict", examples=0, session=session)
 
 
 def test_a_check_hands_the_collector_back_as_it_found_it():
@@ -134,12 +134,15 @@ class _CyclicLinear(torch.nn.Linear):
 def test_garbage_older_than_a_check_waits_for_no_explicit_collection(monkeypatch):
     from exportcore.sandbox import heap
 
+    session = exportcore.EngineSession()  # the collector's bookkeeping is the session's: the checks share one
+
     cyclic = _CyclicLinear(2048)  # 16 MiB of weights: a model that must not wait for the periodic collection
     assert sum(p.numel() * p.element_size() for p in cyclic.parameters()) >= heap.WATCH_BYTES
-    assert exportcore.check(cyclic, (torch.randn(3, 2048),), mode="non_strict", examples=0).status == "passed"
+    outcome = exportcore.check(cyclic, (torch.randn(3, 2048),), mode="non_strict", examples=0, session=session)
+    assert outcome.status == "passed"
     weight = weakref.ref(cyclic.weight)
     del cyclic  # only a full collection frees it, and the next check does not traverse older objects
-    assert _check_passing().status == "passed"
+    assert _check_passing(session).status == "passed"
     assert weight() is None, "a model from an earlier check outlived the next check"
 
     # The periodic collection, at a count this test can afford (64 checks by default).
@@ -150,22 +153,25 @@ def test_garbage_older_than_a_check_waits_for_no_explicit_collection(monkeypatch
     del older
     model = torch.nn.Linear(4, 4)
     for _ in range(heap.FULL_EVERY + 1):
-        exportcore.check(model, (torch.randn(3, 4),), mode="non_strict", examples=0)
+        exportcore.check(model, (torch.randn(3, 4),), mode="non_strict", examples=0, session=session)
     assert collected == [True], f"older cyclic garbage outlived {heap.FULL_EVERY + 1} checks"
 
 
 def test_smaller_models_lingering_together_wait_no_longer_than_one_large_one(monkeypatch):
     from exportcore.sandbox import heap
 
+    session = exportcore.EngineSession()  # the collector's bookkeeping is the session's: the checks share one
+
     monkeypatch.setattr(heap, "FULL_EVERY", 10**6)  # only the weights decide here
     weights = []
     for _ in range(4):  # 4 MiB each: none is WATCH_BYTES alone, the four are
         cyclic = _CyclicLinear(1024)
-        assert exportcore.check(cyclic, (torch.randn(3, 1024),), mode="non_strict", examples=0).status == "passed"
+        outcome = exportcore.check(cyclic, (torch.randn(3, 1024),), mode="non_strict", examples=0, session=session)
+        assert outcome.status == "passed"
         weights.append(weakref.ref(cyclic.weight))
         del cyclic
     assert sum(ref() is not None for ref in weights) == 4, "freed before any full collection: the test proves nothing"
-    assert _check_passing().status == "passed"
+    assert _check_passing(session).status == "passed"
     assert [ref() for ref in weights] == [None] * 4, "models of earlier checks, 16 MiB together, outlived the next check"
 
 

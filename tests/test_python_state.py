@@ -12,10 +12,10 @@ import torch
 from torch.export import Dim
 
 import exportcore
-from exportcore.reuse import memo as reuse
-from exportcore.reuse import shared_programs
-from exportcore.sandbox.python_state import Reader, Unreadable, state_digest
+from exportcore.reuse.python_digest import state_digest
+from exportcore.sandbox.python_state import Reader, Unreadable
 from exportcore.reuse.result_cache import ResultCache
+from exportcore.reuse.session import EngineSession
 from processes import last_lines
 
 SPEC = {"x": {0: Dim("n", min=2, max=64)}}
@@ -45,9 +45,9 @@ class Chunked(torch.nn.Module):
 
 
 def check(cache: ResultCache, model: torch.nn.Module, mode: str = "strict"):
-    outcome = exportcore.check(model, (X,), dynamic_shapes=SPEC, mode=mode, case_id="case", cache=cache)
-    reuse.clear()  # each check() stands for a new session
-    shared_programs.clear()
+    # each check() stands for a new session
+    outcome = exportcore.check(model, (X,), dynamic_shapes=SPEC, mode=mode, case_id="case",
+                               session=EngineSession(cache))
     return outcome
 
 
@@ -182,6 +182,7 @@ import torch
 import exportcore
 from torch.export import Dim
 from exportcore.reuse.result_cache import ResultCache
+from exportcore.reuse.session import EngineSession
 
 
 class Settings:
@@ -203,7 +204,7 @@ class Scaled(torch.nn.Module):
 torch.manual_seed(0)
 x = torch.randn(8, 3, generator=torch.Generator().manual_seed(0))
 outcome = exportcore.check(Scaled(), (x,), dynamic_shapes={"x": {0: Dim("n", min=2, max=64)}}, mode="strict",
-                           case_id="case", cache=ResultCache(sys.argv[1]))
+                           case_id="case", session=EngineSession(ResultCache(sys.argv[1])))
 print(outcome.status, outcome.reused_from)
 '''
 

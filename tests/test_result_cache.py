@@ -11,9 +11,8 @@ from torch.export import Dim
 
 import exportcore
 from exportcore.reuse import result_cache
-from exportcore.reuse import memo as reuse
-from exportcore.reuse import shared_programs
 from exportcore.reuse.result_cache import ResultCache
+from exportcore.reuse.session import EngineSession
 
 BATCH = {"x": {0: Dim("batch", min=2, max=64)}}
 RUN_STEPS = {"run", "decompose", "serialize"}
@@ -51,25 +50,13 @@ def example(dtype: torch.dtype = torch.float32) -> tuple:
     return (torch.randn(4, 8, generator=torch.Generator().manual_seed(1)).to(dtype),)
 
 
-@pytest.fixture(autouse=True)
-def fresh_memo():
-    # Each check() below stands for a new session: the in-process memo must not answer for the disk.
-    reuse.clear()
-    shared_programs.clear()
-    yield
-    reuse.clear()
-    shared_programs.clear()
-
-
 def check(cache: ResultCache, m: nn.Module | None = None, args: tuple | None = None, **options):
     options.setdefault("dynamic_shapes", BATCH)
     options.setdefault("mode", "strict")
     options.setdefault("case_id", "case")
-    outcome = exportcore.check(m if m is not None else model(), args if args is not None else example(),
-                               cache=cache, **options)
-    reuse.clear()
-    shared_programs.clear()
-    return outcome
+    # each check() below stands for a new session: only the disk store may answer for an earlier one
+    return exportcore.check(m if m is not None else model(), args if args is not None else example(),
+                            session=EngineSession(cache), **options)
 
 
 def served(outcome) -> bool:
@@ -230,15 +217,16 @@ def test_code_a_target_compiled_from_a_program_is_not_the_users_native_code(tmp_
     from exportcore.reuse.native_code import generated, loaded_libraries, native_code
 
     library = _native_libraries(3)[2]
-    before = native_code()
-    compiled = tmp_path / "aotinductor_x" / "model.wrapper.so"
-    compiled.parent.mkdir()
-    shutil.copy(library, compiled)
-    with generated():
-        ctypes.CDLL(str(compiled))
-    compiled.unlink()
-    assert any(path.startswith(str(compiled)) for path in loaded_libraries())  # still mapped, as AOTInductor's
-    assert native_code() == before
+    with EngineSession().activated():  # what a target generated is marked in the session running it
+        before = native_code()
+        compiled = tmp_path / "aotinductor_x" / "model.wrapper.so"
+        compiled.parent.mkdir()
+        shutil.copy(library, compiled)
+        with generated():
+            ctypes.CDLL(str(compiled))
+        compiled.unlink()
+        assert any(path.startswith(str(compiled)) for path in loaded_libraries())  # still mapped, as AOTInductor's
+        assert native_code() == before
 
 
 def _global_hook() -> None:

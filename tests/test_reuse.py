@@ -10,8 +10,7 @@ from torch import nn
 from torch.export import Dim
 
 import exportcore
-from exportcore.reuse import memo as reuse
-from exportcore.reuse import shared_programs
+from exportcore import EngineSession
 from exportcore.reuse.identity import same_program, structure
 
 BATCH = {"x": {0: Dim("batch", min=2, max=64)}}
@@ -38,18 +37,25 @@ def example(seed: int = 1) -> tuple:
     return (torch.randn(4, 8, generator=torch.Generator().manual_seed(seed)),)
 
 
+_SESSION: list[EngineSession] = []
+
+
 @pytest.fixture(autouse=True)
-def fresh_memo():
-    reuse.clear()
-    shared_programs.clear()
+def fresh_session():
+    """A test's checks share one engine session, as the plugin's do; the next test starts a fresh one."""
+    _SESSION[:] = [EngineSession()]
     yield
-    reuse.clear()
-    shared_programs.clear()
+    _SESSION.clear()
+
+
+def check(*args, **options):
+    """exportcore.check in the test's session (``session=`` given: that one)."""
+    return exportcore.check(*args, **{"session": _SESSION[0], **options})
 
 
 def test_non_strict_reuses_strict_when_it_captures_the_same_program_and_still_runs_its_own_state_check():
-    strict = exportcore.check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="strict", case_id="c")
-    non_strict = exportcore.check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="non_strict", case_id="c")
+    strict = check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="strict", case_id="c")
+    non_strict = check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="non_strict", case_id="c")
     assert strict.status == non_strict.status == "passed"
     assert strict.reused_from is None and non_strict.reused_from == "strict"
     assert any("reused from strict" in note for note in non_strict.notes)
@@ -70,15 +76,15 @@ def test_non_strict_reuses_strict_when_it_captures_the_same_program_and_still_ru
     ["weights", "inputs", "options", "case", "reuse off"],
 )
 def test_nothing_is_reused_unless_everything_that_decides_the_result_is_equal(change):
-    exportcore.check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="strict", case_id="c")
+    check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="strict", case_id="c")
     model = seeded(Normed, seed=5) if change == "weights" else seeded(Normed)
     args = example(seed=7) if change == "inputs" else example()
     options = {
         "case_id": "other" if change == "case" else "c",
         "rtol": 1e-3 if change == "options" else None,
-        "reuse": change != "reuse off",
+        "session": EngineSession(reuse=False) if change == "reuse off" else _SESSION[0],
     }
-    outcome = exportcore.check(model, args, dynamic_shapes=BATCH, mode="non_strict", **options)
+    outcome = check(model, args, dynamic_shapes=BATCH, mode="non_strict", **options)
     assert outcome.status == "passed"
     assert outcome.reused_from is None
     assert "run" in outcome.timings
@@ -89,13 +95,13 @@ def test_a_failing_mode_donates_nothing_and_training_never_takes_an_inference_mo
         def forward(self, x):
             return x * 2 if torch.compiler.is_compiling() else x * 3
 
-    first = exportcore.check(Drifting(), (torch.randn(3),), mode="strict", case_id="d")
-    second = exportcore.check(Drifting(), (torch.randn(3),), mode="non_strict", case_id="d")
+    first = check(Drifting(), (torch.randn(3),), mode="strict", case_id="d")
+    second = check(Drifting(), (torch.randn(3),), mode="non_strict", case_id="d")
     assert first.status == second.status == "failed"
     assert second.reused_from is None and second.failure.stage == "numerics"
 
-    exportcore.check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="strict", case_id="t")
-    training = exportcore.check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="training", case_id="t")
+    check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="strict", case_id="t")
+    training = check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="training", case_id="t")
     assert training.reused_from is None and "run" in training.timings
 
 
@@ -112,9 +118,9 @@ class GuardedOutsideDynamo(nn.Module):
 def test_a_mode_whose_program_guards_more_takes_nothing_from_one_that_guards_less():
     x = torch.randn(8, 3, generator=torch.Generator().manual_seed(0))
     spec = {"x": {0: Dim.AUTO}}
-    alone = exportcore.check(GuardedOutsideDynamo(), (x,), dynamic_shapes=spec, mode="non_strict", case_id="alone")
-    strict = exportcore.check(GuardedOutsideDynamo(), (x,), dynamic_shapes=spec, mode="strict", case_id="g")
-    after = exportcore.check(GuardedOutsideDynamo(), (x,), dynamic_shapes=spec, mode="non_strict", case_id="g")
+    alone = check(GuardedOutsideDynamo(), (x,), dynamic_shapes=spec, mode="non_strict", case_id="alone")
+    strict = check(GuardedOutsideDynamo(), (x,), dynamic_shapes=spec, mode="strict", case_id="g")
+    after = check(GuardedOutsideDynamo(), (x,), dynamic_shapes=spec, mode="non_strict", case_id="g")
     assert strict.status == "passed"
     assert (after.status, after.failure and after.failure.stage) == (alone.status, alone.failure and alone.failure.stage)
     if hasattr(torch.export.export(GuardedOutsideDynamo(), (x,), dynamic_shapes=spec, strict=False), "_guards_code"):
@@ -171,8 +177,8 @@ def test_python_state_that_changes_eager_stops_sharing():
     a = Counting(0.0)
     torch.manual_seed(0)
     b = Counting(1.0)
-    assert exportcore.check(a, example(), mode="strict", case_id="p").status == "passed"
-    outcome = exportcore.check(b, example(), mode="non_strict", case_id="p")
+    assert check(a, example(), mode="strict", case_id="p").status == "passed"
+    outcome = check(b, example(), mode="non_strict", case_id="p")
     assert outcome.reused_from is None
     assert outcome.status == "failed" and outcome.failure.stage == "numerics"
 
@@ -206,8 +212,8 @@ def _shared_notes(outcome) -> list[str]:
 
 
 def test_training_checks_the_decomposed_and_reloaded_programs_of_the_same_program_its_own_way():
-    strict = exportcore.check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="strict", case_id="s")
-    training = exportcore.check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="training", case_id="s")
+    strict = check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="strict", case_id="s")
+    training = check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="training", case_id="s")
     assert strict.status == training.status == "passed"
     assert not _shared_notes(strict)
     notes = _shared_notes(training)
@@ -217,33 +223,33 @@ def test_training_checks_the_decomposed_and_reloaded_programs_of_the_same_progra
     assert training.reused_from is None and "run" in training.timings
     assert training.examples.accepted > 0
     assert training.graph == strict.graph  # the very core-ATen program strict built
-    alone = exportcore.check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="training", case_id="s",
-                             reuse=False)
+    alone = check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="training", case_id="s",
+                             session=EngineSession(reuse=False))
     assert not _shared_notes(alone)
     assert (alone.status, alone.graph, alone.findings) == (training.status, training.graph, training.findings)
 
 
 def test_programs_are_not_shared_across_different_programs_cases_or_with_reuse_off():
-    exportcore.check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="strict", case_id="n")
+    check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="strict", case_id="n")
     # batch norm in train() is another program: training builds its own
-    assert not _shared_notes(exportcore.check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="training",
+    assert not _shared_notes(check(seeded(Normed), example(), dynamic_shapes=BATCH, mode="training",
                                               case_id="n"))
-    exportcore.check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="strict", case_id="p")
-    other_weights = exportcore.check(seeded(Plain, seed=3), example(), dynamic_shapes=BATCH, mode="training",
+    check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="strict", case_id="p")
+    other_weights = check(seeded(Plain, seed=3), example(), dynamic_shapes=BATCH, mode="training",
                                      case_id="p")
     assert other_weights.status == "passed" and not _shared_notes(other_weights)
-    exportcore.check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="strict", case_id="p")
-    other_case = exportcore.check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="training", case_id="q")
+    check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="strict", case_id="p")
+    other_case = check(seeded(Plain), example(), dynamic_shapes=BATCH, mode="training", case_id="q")
     assert not _shared_notes(other_case)
 
 
 def test_a_program_whose_buffer_a_run_mutated_is_proven_again_before_it_is_shared():
     # every run adds 1 to `steps`: what a shared program's buffers hold when it is taken decides
     # the training verdict, which must be the verdict of a training walk that built its own
-    strict = exportcore.check(seeded(Stepping), example(), dynamic_shapes=BATCH, mode="strict", case_id="m")
-    training = exportcore.check(seeded(Stepping), example(), dynamic_shapes=BATCH, mode="training", case_id="m")
-    alone = exportcore.check(seeded(Stepping), example(), dynamic_shapes=BATCH, mode="training", case_id="m2",
-                             reuse=False)
+    strict = check(seeded(Stepping), example(), dynamic_shapes=BATCH, mode="strict", case_id="m")
+    training = check(seeded(Stepping), example(), dynamic_shapes=BATCH, mode="training", case_id="m")
+    alone = check(seeded(Stepping), example(), dynamic_shapes=BATCH, mode="training", case_id="m2",
+                             session=EngineSession(reuse=False))
     assert strict.status == "passed"
     assert (training.status, [f.kind for f in training.findings]) == (alone.status, [f.kind for f in alone.findings])
     assert training.status == "passed"
@@ -256,10 +262,10 @@ def test_the_programs_kept_for_the_next_mode_hold_no_tensor_of_the_model():
     model = seeded(Stepping)
     held = [weakref.ref(t) for t in (*model.parameters(), *model.buffers())]
     # (non-strict: a strict capture's dynamo frame state keeps the weights it traced alive, torch's doing)
-    assert exportcore.check(model, example(), dynamic_shapes=BATCH, mode="non_strict", case_id="w").status == "passed"
+    assert check(model, example(), dynamic_shapes=BATCH, mode="non_strict", case_id="w").status == "passed"
     del model
     gc.collect()
     assert all(ref() is None for ref in held)
     # ... and the next mode still takes the decomposed program, bound to its own model's tensors
-    training = exportcore.check(seeded(Stepping), example(), dynamic_shapes=BATCH, mode="training", case_id="w")
+    training = check(seeded(Stepping), example(), dynamic_shapes=BATCH, mode="training", case_id="w")
     assert training.status == "passed" and len(_shared_notes(training)) == 2

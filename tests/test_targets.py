@@ -10,7 +10,9 @@ torch = pytest.importorskip("torch")
 from torch.export import Dim  # noqa: E402
 
 import exportcore  # noqa: E402
-from exportcore.targets import cache, column_label, parse_label, unavailable  # noqa: E402
+from exportcore.reuse.session import EngineSession  # noqa: E402
+from exportcore.targets import column_label, parse_label, unavailable  # noqa: E402
+from exportcore.targets.cache import KeptExports  # noqa: E402
 from exportcore.targets.failures import target_failure, unsupported_operator  # noqa: E402
 
 BATCH = {"x": {0: Dim("batch", min=2, max=64)}}
@@ -104,38 +106,41 @@ def test_op_without_onnx_translation_fails_onnx_at_lower_naming_it_while_non_str
 
 @needs_onnx
 def test_target_reuses_the_mode_export_and_never_a_stale_one():
-    cache.enable()
-    try:
-        model, args = small_case()
-        assert exportcore.check(model, args, dynamic_shapes=BATCH, case_id="c", examples=1).status == "passed"
-        hits = cache.stats["hits"]
-        reused = exportcore.check(model, args, dynamic_shapes=BATCH, target="onnx", case_id="c", examples=1)
-        assert reused.status == "passed" and cache.stats["hits"] == hits + 1 and "capture" not in reused.timings
-        # Other weights under the same case id: the kept program would compute the old model.
-        with torch.no_grad():
-            model.fc.weight.mul_(3)
-        fresh = exportcore.check(model, args, dynamic_shapes=BATCH, target="onnx", case_id="c", examples=1)
-        assert fresh.status == "passed" and "capture" in fresh.timings and cache.stats["hits"] == hits + 1
-        # A flag that changes forward without changing any tensor misses too.
-        model.extra = True
-        assert cache.fingerprint(model, args, {}, BATCH) != cache.fingerprint(small_case()[0], args, {}, BATCH)
-    finally:
-        cache.enable(False)
+    session = EngineSession(keep_exports=True)
+    kept = session.exports
+    model, args = small_case()
+    assert exportcore.check(model, args, dynamic_shapes=BATCH, case_id="c", examples=1, session=session).status == "passed"
+    hits = kept.hits
+    reused = exportcore.check(model, args, dynamic_shapes=BATCH, target="onnx", case_id="c", examples=1, session=session)
+    assert reused.status == "passed" and kept.hits == hits + 1 and "capture" not in reused.timings
+    # Other weights under the same case id: the kept program would compute the old model.
+    with torch.no_grad():
+        model.fc.weight.mul_(3)
+    fresh = exportcore.check(model, args, dynamic_shapes=BATCH, target="onnx", case_id="c", examples=1, session=session)
+    assert fresh.status == "passed" and "capture" in fresh.timings and kept.hits == hits + 1
+    # A flag that changes forward without changing any tensor misses too.
+    model, args = small_case()
+    assert exportcore.check(model, args, dynamic_shapes=BATCH, case_id="c", examples=1, session=session).status == "passed"
+    model.extra = True
+    flagged = exportcore.check(model, args, dynamic_shapes=BATCH, target="onnx", case_id="c", examples=1,
+                               session=session)
+    assert "capture" in flagged.timings and kept.hits == hits + 1
+    # Without a session, nothing is kept between two checks.
+    exportcore.check(model, args, dynamic_shapes=BATCH, case_id="c", examples=1)
+    alone = exportcore.check(model, args, dynamic_shapes=BATCH, target="onnx", case_id="c", examples=1)
+    assert "capture" in alone.timings
 
 
 @needs_onnx
 def test_a_kept_program_whose_tensors_changed_is_dropped():
-    cache.enable()
-    try:
-        model, args = small_case()
-        ep = torch.export.export(model, args, dynamic_shapes=BATCH, strict=False)
-        cache.store(("k",), ep)
-        assert cache.lookup(("k",)) is ep
-        with torch.no_grad():
-            ep.state_dict["fc.bias"].add_(1)
-        assert cache.lookup(("k",)) is None
-    finally:
-        cache.enable(False)
+    kept = KeptExports(enabled=True)
+    model, args = small_case()
+    ep = torch.export.export(model, args, dynamic_shapes=BATCH, strict=False)
+    kept.store(("k",), ep)
+    assert kept.lookup(("k",)) is ep
+    with torch.no_grad():
+        ep.state_dict["fc.bias"].add_(1)
+    assert kept.lookup(("k",)) is None
 
 
 class OneRowBranch(torch.nn.Module):
@@ -195,11 +200,10 @@ def test_bad_target_device_and_training_are_refused_by_name():
 
 
 def test_unavailable_target_is_a_skip_naming_what_is_missing(monkeypatch):
-    from exportcore import targets
-
-    monkeypatch.setitem(targets._MISSING, "onnx", "onnx: onnxruntime not installed (pip install ...)")
+    session = EngineSession()
+    session.caches.missing["onnx"] = "onnx: onnxruntime not installed (pip install ...)"  # what the session probed
     model, args = small_case()
-    outcome = exportcore.check(model, args, target="onnx")
+    outcome = exportcore.check(model, args, target="onnx", session=session)
     assert outcome.status == "skipped" and outcome.failure.category == "target.unavailable"
     assert "onnxruntime not installed" in outcome.failure.message
 

@@ -32,13 +32,16 @@ def source_block(filename: str, line: int) -> str | None:
         stamp = os.stat(filename).st_mtime_ns
     except OSError:
         return None
+    from exportcore.sandbox.session_caches import active
+
+    session = active()
     key = (filename, line)
-    kept = _SOURCES.get(key)
+    kept = session.sources.get(key)
     if kept is not None and kept[0] == stamp:
         return kept[1]
-    if stamp != _STAMPS.get(filename):  # edited since linecache read it (a session that edits a model)
+    if stamp != session.stamps.get(filename):  # edited since linecache read it (a session that edits a model)
         linecache.checkcache(filename)
-        _STAMPS[filename] = stamp
+        session.stamps[filename] = stamp
     lines = linecache.getlines(filename)
     if not 0 < line <= len(lines):
         return None
@@ -46,12 +49,8 @@ def source_block(filename: str, line: int) -> str | None:
         block = "".join(inspect.getblock(lines[line - 1:]))
     except (IndentationError, SyntaxError, tokenize.TokenError):
         return None
-    _SOURCES[key] = (stamp, block)
+    session.sources[key] = (stamp, block)
     return block
-
-
-_SOURCES: dict[tuple[str, int], tuple[int, str]] = {}
-_STAMPS: dict[str, int] = {}
 
 
 def versioned(filename: str) -> bool:

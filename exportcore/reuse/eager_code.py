@@ -22,6 +22,7 @@ is not served from or stored in the cache, never served on a guess.
 
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import logging
@@ -78,8 +79,12 @@ class CodeRecord:
         # from anywhere, whenever it triggers: not the model's code, and not at the same moment twice.
         collecting = gc.isenabled()
         gc.disable()
-        _RECORDING[:] = [calls]
-        threading.setprofile(_thread_hook)  # threads started from here on (a pool's first worker too)
+        from exportcore.sandbox.session_caches import active
+
+        recording = active().recording
+        recording[:] = [calls]
+        # threads started from here on (a pool's first worker too)
+        threading.setprofile(functools.partial(_thread_hook, recording))
         sys.setprofile(calls.profile)
         try:
             with reading(self.environ, ignored=calls.ignored):
@@ -87,7 +92,7 @@ class CodeRecord:
         finally:
             sys.setprofile(None)
             threading.setprofile(None)
-            _RECORDING.clear()
+            recording.clear()
             if collecting:
                 gc.enable()
             # code dynamo traced instead of running, unseen (a torch.compile'd helper), or an operator's
@@ -227,11 +232,7 @@ class _Calls:
         return aside is None or bool(aside) or _read_by_torch(frame)
 
 
-#: the recording now running, if any (one at a time: a nested one finds the profile hook taken)
-_RECORDING: list[_Calls] = []
-
-
-def _thread_hook(frame: types.FrameType, event: str, arg: Any) -> None:
+def _thread_hook(recording: list[_Calls], frame: types.FrameType, event: str, arg: Any) -> None:
     """The profile hook of a thread started while a recording ran, for the thread's life.
 
     A worker the model starts (``threading.Thread``, a ``ThreadPoolExecutor``'s, which starts
@@ -240,8 +241,8 @@ def _thread_hook(frame: types.FrameType, event: str, arg: Any) -> None:
     join whichever recording is running then. Threads that already ran before the first
     recording (a pool started and used at import) are not seen: documented in docs/how-it-works.md.
     """
-    if _RECORDING:
-        _RECORDING[0].other(frame, event, arg)
+    if recording:  # the session's recording now running, if any (one at a time: a nested one finds the hook taken)
+        recording[0].other(frame, event, arg)
 
 
 def _read_by_torch(frame: types.FrameType | None) -> bool:

@@ -7,7 +7,7 @@ call signature (pytree in/out specs, argument names), the guards the capture rec
 ranges (``.module()`` checks them too) and every lifted tensor, by value. The engine uses it
 to run work once: the reloaded program is not probed again on drawn shapes when it is the
 exported one, and a mode whose capture equals another mode's reuses that mode's checks
-(exportcore.reuse.memo). Anything it cannot compare (a script object, a tensor subclass, a
+(exportcore.reuse.donations). Anything it cannot compare (a script object, a tensor subclass, a
 sparse or meta tensor) makes the programs "not known to be the same": never a shortcut.
 """
 

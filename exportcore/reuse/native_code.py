@@ -43,22 +43,24 @@ SYSTEM_FOLDERS = ("/lib/", "/lib32/", "/lib64/", "/usr/lib/", "/usr/lib32/", "/u
 
 def native_code() -> str:
     """Return the native libraries the identity must name by content, as one digest ("" when there are none)."""
+    from exportcore.sandbox.session_caches import active
+
+    generated = active().generated
     return _digest(frozenset(path for path in loaded_libraries()
-                             if not _named_elsewhere(path) and _undeleted(path) not in _GENERATED))
+                             if not _named_elsewhere(path) and _undeleted(path) not in generated))
 
 
 @contextlib.contextmanager
 def generated() -> Iterator[None]:
     """Inside the block the engine lowers or loads a program's compiled code: what it maps is not the user's."""
+    from exportcore.sandbox.session_caches import active
+
+    marked = active().generated  # by path, " (deleted)" taken off
     before = loaded_libraries()
     try:
         yield
     finally:
-        _GENERATED.update(_undeleted(path) for path in loaded_libraries() - before)
-
-
-#: Libraries a target compiled from a program and mapped (by path, " (deleted)" taken off)
-_GENERATED: set[str] = set()
+        marked.update(_undeleted(path) for path in loaded_libraries() - before)
 
 
 def _undeleted(path: str) -> str:

@@ -46,8 +46,11 @@ def _decompositions() -> str:
     # by the functions' identities, a cheap pass: the table changes where a project edits it, not per case
     fingerprint = tuple((name, tuple(map(id, table)), tuple(map(id, table.values())))
                         for name, table in sorted(global_decomposition_table.items()))
-    if _TABLE and _TABLE[0] == fingerprint:
-        return _TABLE[1]
+    from exportcore.sandbox.session_caches import active
+
+    kept = active().decompositions
+    if kept and kept[0] == fingerprint:
+        return kept[1]
     reader = Reader(sys.modules.get("torch"))
     h = hashlib.blake2b(digest_size=16)
     for name, table in sorted(global_decomposition_table.items()):
@@ -56,11 +59,8 @@ def _decompositions() -> str:
         for op, fn in sorted(((op, fn) for op, fn in table.items() if not _torchs(fn)), key=lambda e: str(e[0])):
             h.update(f"{name}:{op}={_code(fn, reader)};".encode("utf-8", "surrogatepass"))
     # the ops and functions whose ids make the fingerprint stay alive with it, so no id is reused meanwhile
-    _TABLE[:] = [fingerprint, h.hexdigest(), [dict(table) for table in global_decomposition_table.values()]]
-    return _TABLE[1]
-
-
-_TABLE: list[Any] = []  # [fingerprint, digest, what the ids belong to]: the last table described
+    kept[:] = [fingerprint, h.hexdigest(), [dict(table) for table in global_decomposition_table.values()]]
+    return kept[1]
 
 
 def _torchs(fn: Any) -> bool:

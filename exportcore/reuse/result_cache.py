@@ -1,9 +1,10 @@
 """A persistent store of reuse donations: an unchanged (case, mode) is not re-checked in the next session.
 
-exportcore.reuse.memo proves within one process that a mode captured the same program as an earlier
-one (structure, options, model state, constants, inputs and eager's answer by value) and takes
-that mode's results for the steps that only run the program. This module keeps those results on
-disk under the same proof, plus everything outside the process that could change an answer:
+The engine session's memory store proves within one process that a mode captured the same program as
+an earlier one (structure, options, model state, constants, inputs and eager's answer by value:
+exportcore.reuse.proof) and takes that mode's results for the steps that only run the program. This
+module keeps those results on disk (exportcore.reuse.stores.DiskStore) under the same proof, plus
+everything outside the process that could change an answer:
 torch, pytest-export (its version and its source), hypothesis, sympy and Python versions. An
 entry is a small JSON file named by the hash of the whole identity, so a lookup is one file
 read; capture and eager always run first, since the identity is taken from what they produced.
@@ -40,7 +41,8 @@ __all__ = ["ResultCache", "CACHE_MODES", "FORMAT"]
 #: 4: and the environment variables it read (exportcore.reuse.environ_reads).
 #: 5: and a witness's closure where a module global holds it (Witness.holder).
 #: 6: witnesses are read again live through the paths that reached them (Witness.paths), by code object.
-FORMAT = 6
+#: 7: the identity is the key of exportcore.reuse.proof.Proof (its named parts), not a joined string.
+FORMAT = 7
 #: ``off``: neither read nor write; ``read``: take entries, write none (e.g. a PR job on a main
 #: branch's cache); ``write``: check in full, then store; ``on``: both.
 CACHE_MODES = ("off", "read", "write", "on")

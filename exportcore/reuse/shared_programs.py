@@ -1,7 +1,7 @@
 """Programs shared between a case's modes: a capture proven to be another mode's program takes its
 decomposed program and its save/load answer instead of building them again.
 
-exportcore.reuse.memo lets an inference mode take another inference mode's whole walk. A training mode
+The stores (exportcore.reuse.stores) let an inference mode take another inference mode's whole walk. A training mode
 cannot take one: its checks run the programs in train() against train-mode eager, with gradients.
 But decompose and save/load are functions of the program alone. When a mode's capture is proven
 the same program as the one another mode of the same case decomposed and round-tripped, the walk
@@ -11,59 +11,41 @@ round-trip again: its "reloaded" program is a fresh ``.module()`` of its own cap
 without dropout or batch norm (most decoders and vision transformers) captures the same program in
 training and in eval.
 
-"The same program" is exportcore.reuse.memo's proof without its options: the canonical structure
-(exportcore.reuse.identity.structure: graph, signature, ranges, which weight each input reads) and the
-model's parameters and buffers and the program's constants by value (reuse.program_digest). The entry
+"The same program" is the proof's program part (exportcore.reuse.proof.Proof.program_values): the
+canonical structure (exportcore.reuse.identity.structure: graph, signature, ranges, which weight each
+input reads), the model's parameters and buffers and the program's constants by value. The entry
 keeps no tensor of the donor: its decomposed program is kept without weights and rebound to the
-taker's own, by name. One entry per process, for the walk last seen and only while the same case
-runs: check() drops it when another case starts.
+taker's own, by name. One entry per session, in its memory store (exportcore.reuse.stores.MemoryStore),
+for the walk last seen and only while the same case runs: check() drops it when another case starts.
 """
 
 from __future__ import annotations
 
 import copy
 import weakref
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from exportcore.reuse.stores import Built
 
 if TYPE_CHECKING:
     from exportcore.context import Run
     from exportcore.reuse.eager_code import CodeRecord
 
-__all__ = ["keep", "take", "clear", "enter_case"]
-
-
-@dataclass
-class _Built:
-    owner: Any  # a weak reference to the donating Run
-    case_id: str
-    mode: str
-    device: str
-    structure: str
-    values: str  # the model's tensors and the program's constants, by value (reuse.program_digest)
-    decomposed: Any = None  # the decomposed ExportedProgram, its weights dropped
-    round_trip: bool | None = None  # save/load gave back the same program (None: not round-tripped)
-    #: the user's code the decomposition ran (exportcore.stages.decompose): a taker's witnesses too
-    ran: Any = None
-
-
-_LAST: _Built | None = None
+__all__ = ["keep", "take"]
 
 
 def keep(run: Run, label: str, program: Any, ran: CodeRecord | None = None) -> None:
     """Offer what ``run.ep`` gave to later modes: ``"decomposed"`` (an ExportedProgram, with the code
     its decomposition ran) or ``"round_trip"`` (a bool)."""
-    global _LAST
-    if not run.reuse or run.ep is None or run.target is not None:
-        return
-    if _LAST is None or _LAST.owner() is not run:
-        proof = _proof(run)
-        if proof is None:
+    memory = run.session.memory
+    if memory.built is None or memory.built.owner() is not run:
+        values = _values(run)
+        if values is None:
             return
-        _LAST = _Built(weakref.ref(run), run.outcome.case_id, run.mode.name, run.device, *proof)
-    setattr(_LAST, label, _weightless(program, run.ep) if label == "decomposed" else program)
+        memory.built = Built(weakref.ref(run), run.outcome.case_id, run.mode.name, run.device, values)
+    setattr(memory.built, label, _weightless(program, run.ep) if label == "decomposed" else program)
     if label == "decomposed":
-        _LAST.ran = ran
+        memory.built.ran = ran
 
 
 def take(run: Run, label: str) -> tuple[Any, str] | None:
@@ -71,18 +53,18 @@ def take(run: Run, label: str) -> tuple[Any, str] | None:
 
     The decomposed program comes back bound to ``run``'s own tensors.
     """
-    global _LAST
-    entry = _LAST
-    if entry is None or not run.reuse or run.ep is None or run.target is not None:
+    memory = run.session.memory
+    entry = memory.built
+    if entry is None or not run.session.reuse or run.ep is None or run.target is not None:
         return None
     if entry.case_id != run.outcome.case_id:
-        _LAST = None  # another case: its programs need not outlive its walk
+        memory.built = None  # another case: its programs need not outlive its walk
         return None
     kept = getattr(entry, label)
     if entry.owner() is run or entry.mode == run.mode.name or entry.device != run.device or kept is None or kept is False:
         return None
     try:
-        if _proof(run) != (entry.structure, entry.values):
+        if _values(run) != entry.values:
             return None
         program = _rebound(kept, run.ep) if label == "decomposed" else kept
     except Exception:  # noqa: BLE001 - not known to be the same: build our own, as without sharing
@@ -92,29 +74,14 @@ def take(run: Run, label: str) -> tuple[Any, str] | None:
     return (program, entry.mode) if program is not None else None
 
 
-def enter_case(case_id: str | None) -> None:
-    """A check of ``case_id`` starts: the programs of another case need not outlive its walk."""
-    global _LAST
-    if _LAST is not None and _LAST.case_id != case_id:
-        _LAST = None
-
-
-def clear() -> None:
-    """Forget the kept programs (tests)."""
-    global _LAST
-    _LAST = None
-
-
-def _proof(run: Run) -> tuple[str, str] | None:
-    from exportcore.reuse.identity import structure
-    from exportcore.reuse.memo import program_digest
+def _values(run: Run) -> tuple[str, ...] | None:
+    from exportcore.reuse.prove import proof_of
 
     try:
-        digest = program_digest(run)
-        text = structure(run.ep)
+        proof = proof_of(run)  # None without reuse, for a target, before capture
     except Exception:  # noqa: BLE001 - a program we cannot describe is never shared
         return None
-    return None if digest is None else (text, digest)
+    return proof.program_values if proof is not None else None
 
 
 def _weightless(decomposed: Any, ep: Any) -> Any:

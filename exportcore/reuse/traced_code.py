@@ -111,10 +111,13 @@ def unseen_by_dynamo(*codes: types.CodeType) -> None:
     A profile function is called inside the compiled region like any frame; torch 2.15 compiles it
     (guarded on the event's name, with the operators' recompile limit off), 2.6 does not.
     """
+    from exportcore.sandbox.session_caches import active
+
+    unseen = active().unseen
     for code in codes:
-        if id(code) in _UNSEEN:
+        if id(code) in unseen:
             continue
-        _UNSEEN[id(code)] = code
+        unseen[id(code)] = code
         try:
             from torch._dynamo.eval_frame import FrameAction, FrameExecStrategy, set_code_exec_strategy
         except ImportError:  # torch 2.6: the frame alone (2.6 does not compile a profile function anyway)
@@ -124,8 +127,6 @@ def unseen_by_dynamo(*codes: types.CodeType) -> None:
         else:
             set_code_exec_strategy(code, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
 
-
-_UNSEEN: dict[int, types.CodeType] = {}
 
 
 def _translator_inits() -> tuple[types.CodeType, ...]:

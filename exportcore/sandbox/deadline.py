@@ -194,20 +194,26 @@ def _must_wait(frame: Any) -> bool:
     return False
 
 
-_warm = False
+def _exported_before() -> bool:
+    """Whether this process already paid the first export's imports (an earlier session's check did)."""
+    return all(name in sys.modules for name in ("hypothesis", "torch.export._trace", "torch._dynamo.convert_frame",
+                                                "torch._functorch.aot_autograd", "torch._export.serde.serialize"))
 
 
 def warm_up() -> None:
     """Pay the process's one-time export cost (lazy imports, first traces) once, outside any case.
 
     The first export in a fresh process (each xdist worker) takes several seconds more than
-    the next ones; with a per-case limit that time would be charged to whichever case runs
+    the next ones (once per engine session: a second session in the process pays only the small
+    exports below); with a per-case limit that time would be charged to whichever case runs
     first, and a healthy case would time out.
     """
-    global _warm
-    if _warm:
+    from exportcore.sandbox.session_caches import active
+
+    session = active()  # the caches of the plugin's session around the test, or the check's
+    if session.warm or _exported_before():
         return
-    _warm = True
+    session.warm = True
     import io
 
     import hypothesis  # noqa: F401 - the drawn shapes need it; its first import takes seconds too

@@ -27,15 +27,13 @@ fork server): unfreezing would hand back objects frozen on purpose.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import gc
 import threading
 import weakref
-from typing import Any, Callable, TypeVar
+from typing import Any, Iterator
 
-__all__ = ["own_cycles", "FULL_EVERY", "WATCH_BYTES"]
-
-F = TypeVar("F", bound=Callable[..., Any])
+__all__ = ["HeapBook", "FULL_EVERY", "WATCH_BYTES"]
 
 #: At most this many checks run between two full collections (bounds how long older cyclic garbage waits).
 FULL_EVERY = 64
@@ -43,63 +41,59 @@ FULL_EVERY = 64
 #: wait past the next check.
 WATCH_BYTES = 16 * 2**20
 
-_lock = threading.RLock()  # re-entrant: a finalizer run by a collection may start a check
-_depth = 0  # checks running (a check inside a check: explain verifies a fix with check())
-_froze = False  # the outermost check froze the heap and owes it a collection and an unfreeze
-_since_full = 0  # checks since this module last ran a full collection
-#: (model, its weight bytes) of earlier checks, not yet known to be alive on purpose
-_models: list[tuple[weakref.ref, int]] = []
 
+class HeapBook:
+    """One engine session's bookkeeping of the collector (exportcore.reuse.session.EngineSession.heap)."""
 
-def own_cycles(fn: F) -> F:
-    """Decorate check(): run it with the older heap frozen, and collect its own cycles when it is done."""
+    def __init__(self) -> None:
+        self.lock = threading.RLock()  # re-entrant: a finalizer run by a collection may start a check
+        self.depth = 0  # checks running (a check inside a check: explain verifies a fix with check())
+        self.froze = False  # the outermost check froze the heap and owes it a collection and an unfreeze
+        self.since_full = 0  # checks since this book last ran a full collection
+        #: (model, its weight bytes) of earlier checks, not yet known to be alive on purpose
+        self.models: list[tuple[weakref.ref, int]] = []
 
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        model = args[0] if args else kwargs.get("model")
-        _enter(model)
+    @contextlib.contextmanager
+    def own_cycles(self, model: Any) -> Iterator[None]:
+        """Run a check of ``model`` with the older heap frozen, and collect its own cycles when it is done."""
+        self._enter(model)
         try:
-            return fn(*args, **kwargs)
+            yield
         finally:
-            _leave(model)
+            self._leave(model)
 
-    return wrapper  # type: ignore[return-value]
+    def _enter(self, model: Any) -> None:
+        with self.lock:
+            self.depth += 1
+            if self.depth > 1 or not gc.isenabled() or gc.get_freeze_count():
+                return
+            self.models[:] = [(ref, size) for ref, size in self.models if ref() is not None]
+            lingering = sum(size for ref, size in self.models if ref() is not model)
+            if self.since_full >= FULL_EVERY or lingering >= WATCH_BYTES:
+                gc.collect()
+                self.since_full = 0
+                # the survivors are alive on purpose
+                self.models[:] = [(ref, size) for ref, size in self.models if ref() is model]
+            gc.freeze()
+            self.froze = True
 
-
-def _enter(model: Any) -> None:
-    global _depth, _froze, _since_full
-    with _lock:
-        _depth += 1
-        if _depth > 1 or not gc.isenabled() or gc.get_freeze_count():
-            return
-        _models[:] = [(ref, size) for ref, size in _models if ref() is not None]
-        lingering = sum(size for ref, size in _models if ref() is not model)
-        if _since_full >= FULL_EVERY or lingering >= WATCH_BYTES:
-            gc.collect()
-            _since_full = 0
-            _models[:] = [(ref, size) for ref, size in _models if ref() is model]  # the survivors are alive on purpose
-        gc.freeze()
-        _froze = True
-
-
-def _leave(model: Any) -> None:
-    global _depth, _froze, _since_full
-    with _lock:
-        _depth -= 1
-        if _depth or not _froze:
-            return
-        _froze = False
-        try:
-            gc.collect()  # only the check's own objects: the older ones are still frozen
-        finally:
-            gc.unfreeze()
-        _since_full += 1
-        size = _weight_bytes(model)
-        if size and not any(ref() is model for ref, _ in _models):
+    def _leave(self, model: Any) -> None:
+        with self.lock:
+            self.depth -= 1
+            if self.depth or not self.froze:
+                return
+            self.froze = False
             try:
-                _models.append((weakref.ref(model), size))
-            except TypeError:  # not weak-referenceable: nothing to watch
-                pass
+                gc.collect()  # only the check's own objects: the older ones are still frozen
+            finally:
+                gc.unfreeze()
+            self.since_full += 1
+            size = _weight_bytes(model)
+            if size and not any(ref() is model for ref, _ in self.models):
+                try:
+                    self.models.append((weakref.ref(model), size))
+                except TypeError:  # not weak-referenceable: nothing to watch
+                    pass
 
 
 def _weight_bytes(model: Any) -> int:

@@ -1,4 +1,4 @@
-"""The Python state a model's code reads besides its tensors, as a digest for the result cache's identity.
+"""The reader of the Python state a model's code reads besides its tensors (exportcore.reuse.python_digest digests it).
 
 A module's plain attributes (``self.limit = 16``, a transformers config, timm's ``fused_attn``)
 steer eager's code without always showing in the graph or in eager's answer on the examples: a
@@ -35,10 +35,9 @@ import hashlib
 import sys
 import types
 import warnings
-import weakref
 from typing import Any
 
-__all__ = ["state_digest", "Reader", "Unreadable", "opaque_module", "closure", "code_digest"]
+__all__ = ["Reader", "Unreadable", "opaque_module", "closure", "code_digest"]
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 #: Packages whose objects are described by their type only (besides the standard library's).
@@ -48,29 +47,6 @@ _OPAQUE = frozenset({"builtins", "torch", "functorch", "torchgen", "sympy", "num
 
 class Unreadable(Exception):
     """A value no digest can stand for (a tensor subclass, a meta tensor): nothing is proven."""
-
-
-def state_digest(model: Any) -> str | None:
-    """Return a digest of every module's own attributes (not its parameters, buffers or submodules), or None."""
-    import torch
-
-    h = hashlib.blake2b(digest_size=20)
-    try:
-        read = Reader(torch)
-        if isinstance(model, torch.nn.Module):
-            modules = list(model.named_modules(remove_duplicate=False))
-            for name, module in reversed(modules):  # the first name of a shared module is the one kept
-                # A module of the tree that a closure or a hook holds (``self`` in a hook made in
-                # __init__) is named by its path: its attributes and tensors are read here once.
-                read.done[id(module)] = f"module of the model at {name!r}"
-                read.keep.append(module)
-            for name, module in modules:
-                h.update(f"{name}:{read.module_attributes(module)};".encode("utf-8", "surrogatepass"))
-        else:
-            h.update(read(model).encode("utf-8", "surrogatepass"))
-    except Exception:  # noqa: BLE001 - Unreadable, a nesting too deep, a descriptor that raises: never a failure
-        return None
-    return h.hexdigest()
 
 
 class Reader:
@@ -284,8 +260,11 @@ def code_digest(code: types.CodeType) -> str:
     Not its file or its lines: a checkout in another folder, or a function moved down its file,
     runs the same.
     """
+    from exportcore.sandbox.session_caches import active
+
+    known = active().code_digests
     try:
-        return _CODE_DIGESTS[code]
+        return known[code]
     except (KeyError, TypeError):
         pass
     parts = [code.co_name, getattr(code, "co_qualname", ""), code.co_code.hex(),
@@ -294,14 +273,10 @@ def code_digest(code: types.CodeType) -> str:
              getattr(code, "co_exceptiontable", b"").hex(), *map(_code_constant, code.co_consts)]
     digest = hashlib.blake2b("\n".join(parts).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     try:
-        _CODE_DIGESTS[code] = digest
+        known[code] = digest  # by the code object (equal code objects run the same), for as long as it lives
     except TypeError:
         pass
     return digest
-
-
-#: by the code object (equal code objects run the same), for as long as it lives
-_CODE_DIGESTS: weakref.WeakKeyDictionary[types.CodeType, str] = weakref.WeakKeyDictionary()
 
 
 def _code_constant(value: Any) -> str:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from exportcore.diagnosis.classify import classify
 from exportcore.reuse.eager_code import CodeRecord
 from exportcore.programs.sides import prepare, run_side
+from exportcore.reuse.prove import before_capture
 
 if TYPE_CHECKING:
     from exportcore.context import Run
@@ -19,12 +20,12 @@ def run(ctx: Run) -> None:
     with ctx.clock.stage("eager"):
         prepare(ctx)
         try:
-            if ctx.cache is None:
+            if ctx.session.disk is None:
                 ctx.reference = run_side(ctx, ctx.model, ctx.args, ctx.kwargs)
             else:  # what a later session must also have run to be served this one's results
                 examples = CodeRecord()
                 ctx.reference = examples.run(lambda: run_side(ctx, ctx.model, ctx.args, ctx.kwargs))
-                ctx.eager_code = examples.digest()
+                eager_code = examples.digest()
                 # and what runs at other shapes from here on (exportcore.reuse.code_witnesses)
                 ctx.code_records = (examples, CodeRecord(after=examples))
         except Exception as exc:  # the model itself is broken: say so, not "export failed"
@@ -35,3 +36,6 @@ def run(ctx: Run) -> None:
             ctx.model_state.find_untracked_writes()
             ctx.state_writes = ctx.model_state.changed(ctx.model)
         prepare(ctx)
+    if ctx.code_records is not None and ctx.target is None:
+        # the proof's parts before capture, eager's code among them, as eager left them
+        before_capture(ctx, eager_code)

@@ -19,7 +19,8 @@ from exportcore.reuse.native_code import generated
 from exportcore.programs.under_test import RuntimeSide
 from exportcore.programs.sides import prepare
 from exportcore.stages import capture as capture_stage
-from exportcore.targets import cache, get_target, unavailable
+from exportcore.reuse.prove import before_capture
+from exportcore.targets import get_target, unavailable
 from exportcore.targets.base import flat_tensors
 from exportcore.targets.failures import target_failure
 
@@ -30,15 +31,21 @@ __all__ = ["available", "capture", "load", "lower", "remember_export", "workspac
 
 
 def remember_export(run: Run, ep: Any) -> None:
-    """Keep a mode's inference export for the targets of the same case (when a session asked for targets)."""
-    if cache.enabled() and not run.mode.training:
-        cache.store(_key(run), ep)
+    """Keep a mode's inference export for the targets of the same case (when the session keeps exports)."""
+    if run.session.exports.enabled and not run.mode.training:
+        run.session.exports.store(_key(run), ep)
 
 
-def _key(run: Run) -> tuple:
-    # The outcome's case id is the same for a case's modes and targets (the plugin strips the column id).
-    return (run.outcome.case_id, run.mode.name, run.device,
-            cache.fingerprint(run.model, run.args, run.kwargs, run.dynamic_shapes))
+def _key(run: Run) -> tuple | None:
+    """The case, its export mode and device, and what its capture is a function of (None: not comparable)."""
+    try:
+        inputs = before_capture(run).capture_key
+    except Exception:  # noqa: BLE001 - a model or inputs we cannot read: export again, as without keeping
+        return None
+    # The outcome's case id is the same for a case's modes and targets (the plugin strips the column id); the
+    # spec as given, within this process (a Dim is an object of this process).
+    return None if inputs is None else (run.outcome.case_id, run.mode.name, run.device, inputs,
+                                        repr(run.dynamic_shapes))
 
 
 @contextlib.contextmanager
@@ -63,7 +70,9 @@ def available(run: Run) -> None:
 def capture(run: Run) -> None:
     """The mode's inference export (reused from the case's mode column when it ran in this process)."""
     side = _side(run)
-    ep = cache.lookup(_key(run)) if cache.enabled() else None
+    exports = run.session.exports
+    ep = exports.lookup(_key(run)) if exports.enabled else None
+    exports.enable()  # a target asked: from now on the session's modes keep their inference exports
     if ep is None:
         capture_stage.run(run)
         ep = run.ep

@@ -22,8 +22,6 @@ __all__ = ["TARGETS", "DEVICES", "column_label", "get_target", "parse_label", "u
 #: Built-in targets, in report column order.
 TARGETS = ("aoti", "onnx", "executorch")
 
-_MISSING: dict[str, str | None] = {}
-
 
 def get_target(name: str) -> Target:
     """Return the target called ``name`` (importing its module, not its runtime packages)."""
@@ -33,10 +31,13 @@ def get_target(name: str) -> Target:
 
 
 def unavailable(name: str) -> str | None:
-    """Return why target ``name`` cannot run in this process (None if it can); probed once per process."""
-    if name not in _MISSING:
-        _MISSING[name] = get_target(name).missing()
-    return _MISSING[name]
+    """Return why target ``name`` cannot run in this process (None if it can); probed once per session."""
+    from exportcore.sandbox.session_caches import active
+
+    missing = active().missing
+    if name not in missing:
+        missing[name] = get_target(name).missing()
+    return missing[name]
 
 
 def column_label(name: str, device: str = "cpu") -> str:

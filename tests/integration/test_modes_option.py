@@ -13,7 +13,7 @@ from exportcore.outcome import Outcome
 
 def pytest_export_run(item, case, mode, options):
     settings = options.pop("hypothesis_settings")
-    options.pop("cache", None)  # the session's result cache (an object; tests/integration/test_option_export_cache.py)
+    options.pop("session", None)  # the engine session every engine call shares (an object: pytest_export.cache_dir)
     options["max_examples"] = settings.max_examples
     options["deadline"] = repr(settings.deadline)
     with open("options.jsonl", "a") as f:
