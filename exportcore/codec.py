@@ -21,7 +21,7 @@ import types
 import typing
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
-__all__ = ["SchemaError", "decode", "encode", "encodable", "one_of", "upgrade", "version"]
+__all__ = ["SchemaError", "checked", "decode", "encode", "encodable", "one_of", "upgrade", "version"]
 
 T = TypeVar("T")
 
@@ -94,6 +94,17 @@ def decode(cls: type[T], data: Any, where: str) -> T:
     return _object(cls, data, where)
 
 
+def checked(value: T, where: str = "value") -> T:
+    """Return a new copy of the dataclass tree ``value``: what ``decode(type(value), encode(value, where), where)``
+    returns, in one walk with no JSON in between.
+
+    Validated from the types as a loaded document is (SchemaError or TypeError naming the path), every
+    text encodable and every builtin subclass narrowed as the encoder leaves them, tuples made lists, and
+    sharing no list, dict or dataclass with ``value``: the caller may go on changing what it passed.
+    """
+    return _object(type(value), value, where, typed=True)
+
+
 @functools.cache
 def _schema(cls: type) -> tuple[tuple[dataclasses.Field[Any], ...], dict[str, Any]]:
     # Version stamps first: a document of another version fails on that, not on a field it renamed.
@@ -106,7 +117,10 @@ def _required(f: dataclasses.Field[Any]) -> bool:
     return no_default or "version" in f.metadata
 
 
-def _object(cls: type, data: Any, where: str) -> Any:
+def _object(cls: type, data: Any, where: str, typed: bool = False) -> Any:
+    # ``typed``: ``data`` comes from Python (checked()), not from JSON: a dataclass stands for its fields.
+    if typed and dataclasses.is_dataclass(data) and not isinstance(data, type):
+        data = {f.name: getattr(data, f.name) for f in dataclasses.fields(data)}
     if not isinstance(data, dict):
         raise SchemaError(f"{where or 'the document'} must be an object, got {_kind(data)}")
     fields, hints = _schema(cls)
@@ -127,18 +141,22 @@ def _object(cls: type, data: Any, where: str) -> Any:
             continue
         path = f"{where}.{f.name}" if where else f.name  # "": a document's own fields
         raw = data[f.name]
+        if typed:
+            _check_choice(f, raw, path)  # before its type, as the encoder checks it
         if "upgrade" in f.metadata:
             raw = f.metadata["upgrade"](raw)
-        value = _value(hints[f.name], raw, path)
+        value = _value(hints[f.name], raw, path, typed=typed)
         _check_choice(f, value, path)
         kwargs[f.name] = value
     return cls(**kwargs)
 
 
-def _value(hint: Any, value: Any, where: str, nullable: bool = False) -> Any:
+def _value(hint: Any, value: Any, where: str, nullable: bool = False, typed: bool = False) -> Any:
     origin = typing.get_origin(hint)
     if hint is Any:
-        return value
+        return encode(value, where) if typed else value
+    if typed:
+        value = _as_encoded(value, where)
     if origin is typing.Union or origin is types.UnionType:
         args = typing.get_args(hint)
         rest = [a for a in args if a is not type(None)]
@@ -146,12 +164,12 @@ def _value(hint: Any, value: Any, where: str, nullable: bool = False) -> Any:
             return None
         if len(rest) != 1:
             raise TypeError(f"{where}: the codec supports only X | None unions, not {hint}")
-        return _value(rest[0], value, where, nullable=len(rest) < len(args))
+        return _value(rest[0], value, where, nullable=len(rest) < len(args), typed=typed)
     if origin is list:
         (item,) = typing.get_args(hint) or (Any,)
         if not isinstance(value, list):
             raise SchemaError(f"{where} must be a list{_or_null(nullable)}, got {_kind(value)}")
-        return [_value(item, v, f"{where}[{i}]") for i, v in enumerate(value)]
+        return [_value(item, v, f"{where}[{i}]", typed=typed) for i, v in enumerate(value)]
     if origin is dict:
         key, item = typing.get_args(hint) or (str, Any)
         if not isinstance(value, dict):
@@ -159,11 +177,11 @@ def _value(hint: Any, value: Any, where: str, nullable: bool = False) -> Any:
         for k in value:
             if not isinstance(k, str):
                 raise SchemaError(f"{where} must have str keys, got {_kind(k)}")
-        return {k: _value(item, v, f"{where}[{k!r}]") for k, v in value.items()}
+        return {k: _value(item, v, f"{where}[{k!r}]", typed=typed) for k, v in value.items()}
     if dataclasses.is_dataclass(hint):
-        if not isinstance(value, dict) and nullable:
+        if not isinstance(value, dict) and nullable and not (typed and _is_instance(value)):
             raise SchemaError(f"{where} must be an object or null, got {_kind(value)}")
-        return _object(hint, value, where)
+        return _object(hint, value, where, typed)
     if hint is float and isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)  # JSON writes 1.0 as 1 in some producers; the type says float
     if hint in (str, int, bool, float):
@@ -172,6 +190,27 @@ def _value(hint: Any, value: Any, where: str, nullable: bool = False) -> Any:
             return value
         raise SchemaError(f"{where} must be {hint.__name__}{_or_null(nullable)}, got {_kind(value)}")
     raise TypeError(f"{where}: the codec does not support the type {hint!r}")
+
+
+def _as_encoded(value: Any, where: str) -> Any:
+    # One level of what encode() does to a value (its parts are walked by the caller): text encodable,
+    # builtin subclasses narrowed, a tuple a list, a dict's keys encodable text; what JSON cannot hold refused.
+    if value is None or isinstance(value, bool) or isinstance(value, list) or _is_instance(value):
+        return value
+    if isinstance(value, str):
+        return encodable(str(value))
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, dict):
+        return {encodable(str(k)): v for k, v in value.items()}
+    for kind in (int, float):
+        if isinstance(value, kind):
+            return kind(value)
+    raise TypeError(f"{where}: {type(value).__name__} is not JSON data")
+
+
+def _is_instance(value: Any) -> bool:
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
 
 
 def _check_choice(f: dataclasses.Field[Any], value: Any, where: str) -> None:

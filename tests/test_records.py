@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from report_factory import make_record
 
 from exportcore.codec import SchemaError
-from exportcore.outcome import Failure, Outcome, SourceLocation
+from exportcore.outcome import Counterexample, DimOutcome, Failure, Outcome, SourceLocation
 from pytest_export.results.records import Expectation, Record, failure_of, ordered_modes, record_key, worst
 
 
@@ -97,6 +98,66 @@ def test_make_leaves_every_text_encodable_and_narrows_builtin_subclasses():
     assert record.outcome.failure.message == "bad \\udcff byte"
     assert record.duration == 0.123457
     json.dumps(record.to_dict()).encode("utf-8")
+
+
+def _odd_outcome() -> Outcome:
+    # What the codec's encoder cleans: a str subclass, a lone surrogate, tuples, an int timing, a non-str key.
+    class Version(str):
+        pass
+
+    return Outcome(case_id="c", mode="strict", status="failed", torch_version=Version("2.14.1"), checks=("accept",),
+                   timings={"eager": 1, Version("k\udcff"): 2.5}, dims=(DimOutcome("b", "[2, 4]", "dynamic"),),
+                   counterexample=Counterexample({"args[0]": (1, 3)}), graph={"node_count": 3},  # type: ignore[arg-type]
+                   failure=Failure(stage="capture", category="other", exc_type="E", message="bad \udcff byte",
+                                   source=SourceLocation("m.py", 3)))
+
+
+def _round_trip(*args, **kwargs) -> Record:
+    # What Record.make was before it built the record directly: an encode and a decode.
+    test, case, mode, verdict, outcome = args
+    return Record.from_dict(Record(test=test, case=case, mode=mode, verdict=verdict, outcome=outcome,
+                                   duration=round(kwargs.pop("duration", 0.0), 6), **kwargs).to_dict())
+
+
+@pytest.mark.parametrize("break_it", [
+    None,
+    lambda o: setattr(o.failure, "stage", "compile"),  # off the vocabulary: an error record naming the field
+    lambda o: setattr(o.failure.source, "line", "3"),
+    lambda o: setattr(o.failure.source, "file", Path("m.py")),  # no JSON data
+    lambda o: setattr(o, "checks", "accept"),
+    lambda o: o.timings.update(x="1"),
+    lambda o: setattr(o, "graph", {"nodes": 3}),
+])
+def test_make_gives_the_record_an_encode_and_a_decode_would(break_it):
+    # Built from the typed values in one walk (codec.checked), the record is the round trip's, error records too.
+    made, trip = _odd_outcome(), _odd_outcome()
+    if break_it is not None:
+        break_it(made), break_it(trip)
+    record = Record.make("t", "c", "strict", "failed", made, expect=Expectation("why"), duration=0.1234567891)
+    try:
+        expected = _round_trip("t", "c", "strict", "failed", trip, expect=Expectation("why"), duration=0.1234567891)
+    except (SchemaError, TypeError) as exc:
+        assert break_it is not None and record.verdict == "error"
+        assert f"the outcome is not a valid result: {exc} (" in record.outcome.failure.message
+    else:
+        assert break_it is None and record == expected
+        assert type(record.outcome.torch_version) is str and type(record.outcome.checks) is list
+
+
+def test_a_record_shares_nothing_with_the_outcome_its_caller_keeps():
+    # export_check hands record.outcome to the test and the caller keeps its own: an edit to either after
+    # make must not reach the other (nor the report, written from the record at the session's end).
+    outcome = make_record(verdict="failed").outcome
+    record = Record.make("t", "c", "strict", "failed", outcome)
+    kept = record.to_dict()
+    outcome.failure.message = "changed"
+    outcome.checks.append("later")
+    outcome.timings["later"] = 1.0
+    outcome.findings[0].message = "changed"
+    outcome.counterexample.shapes["args[0]"].append(9)
+    assert record.to_dict() == kept
+    record.outcome.notes.append("the test's own note")
+    assert outcome.notes == []
 
 
 def test_reading_records_imports_neither_pytest_nor_torch():

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from exportcore import vocab
-from exportcore.codec import SchemaError, decode, encode, one_of
+from exportcore.codec import SchemaError, checked, decode, encode, one_of
 from exportcore.diagnosis.failures import case_not_checked
 from exportcore.outcome import Failure, Outcome
 from pytest_export.results.expectation import Expectation
@@ -57,18 +57,22 @@ class Record:
     @classmethod
     def make(cls, test: str, case: str, mode: str, verdict: str, outcome: Outcome | None, *,
              expect: Expectation | None = None, duration: float = 0.0, source: str = "marker") -> Record:
-        """Return a new record, checked as a loaded one is and with every text encodable.
+        """Return a new record, checked as a loaded one is, with every text encodable and parts of its own.
 
-        The one way records are made (runner, export_check, crashed and unrun tests). Through the
-        codec, once: its encoder makes every text encodable (a lone surrogate in a message would
-        break every report writer and xdist's transport). An outcome a plugin hook left off-schema
-        (a stage or finding kind outside exportcore.vocab, a wrong type) becomes an ``error`` record
-        saying which field: raised here it would end the session inside pytest's hooks, with no report.
+        The one way records are made (runner, export_check, crashed and unrun tests), built from the typed
+        values by the codec's one walk (:func:`exportcore.codec.checked`: what an encode and a decode
+        would give, with no JSON in between). Its guarantees are why: every text encodable (a lone
+        surrogate in a message would break every report writer and xdist's transport); builtin subclasses
+        narrowed (execnet refuses torch's ``TorchVersion(str)``); and no part shared with the caller's
+        ``outcome`` (export_check hands ``record.outcome`` to the test, which may change it; a later edit
+        of the caller's object must not reach the report). An outcome a plugin hook left off-schema (a
+        stage or finding kind outside exportcore.vocab, a wrong type) becomes an ``error`` record saying
+        which field: raised here it would end the session inside pytest's hooks, with no report.
         """
         record = cls(test=test, case=case, mode=mode, verdict=verdict, expect=expect,
                      duration=round(duration, 6), outcome=outcome, source=source)
         try:
-            return cls.from_dict(record.to_dict())
+            return checked(record, "record")
         except (SchemaError, TypeError) as exc:
             if outcome is None or not str(exc).startswith("record.outcome"):
                 raise  # the caller's own arguments (a verdict, a source) are this project's bug
@@ -77,7 +81,7 @@ class Record:
             record.outcome = Outcome(case_id=case, mode=mode, status="error",
                                      failure=case_not_checked(type(exc).__name__, message, category="internal"))
             record.verdict = "error"
-            return cls.from_dict(record.to_dict())
+            return checked(record, "record")
 
     def to_dict(self) -> dict[str, Any]:
         """Return the record's JSON form (plain builtins, as a report file and xdist carry it)."""
