@@ -11,7 +11,7 @@ check then draws. Functions it runs only at other shapes are named as witnesses 
 shapes themselves (exportcore.checks.accept records the factory's calls).
 
 A hypothesis strategy, a ``functools.partial`` or an object with ``__call__`` is not a function
-whose code a record names: such a case is never served from disk (within one process the memo
+whose code a record names: such a case is never served from disk (within one session the memory store
 still compares the very object).
 """
 
