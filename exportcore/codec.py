@@ -10,7 +10,8 @@ and :func:`version` (a schema stamp that a document must carry and that is check
 else in it).
 
 Supported hints: str, int, float (an int is accepted and widened), bool, Any, ``X | None``,
-``list[X]``, ``dict[str, X]`` and nested dataclasses. Pure Python: imports neither torch nor pytest.
+``list[X]``, ``set[X]`` and ``tuple[X, ...]`` (JSON lists; a set field is written sorted), ``dict[str, X]``
+and nested dataclasses. Pure Python: imports neither torch nor pytest.
 """
 
 from __future__ import annotations
@@ -69,9 +70,12 @@ def encode(value: Any, where: str = "value") -> Any:
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out = {}
+        sets = _set_fields(type(value))
         for f in dataclasses.fields(value):
             item, path = getattr(value, f.name), f"{where}.{f.name}"
             _check_choice(f, item, path)
+            if f.name in sets and isinstance(item, (set, frozenset)):
+                item = sorted(item)  # only where the type says set: a set elsewhere is no JSON data
             out[f.name] = encode(item, path)
         return out
     if isinstance(value, dict):
@@ -110,6 +114,13 @@ def _schema(cls: type) -> tuple[tuple[dataclasses.Field[Any], ...], dict[str, An
     # Version stamps first: a document of another version fails on that, not on a field it renamed.
     fields = sorted(dataclasses.fields(cls), key=lambda f: "version" not in f.metadata)
     return tuple(fields), typing.get_type_hints(cls)
+
+
+@functools.cache
+def _set_fields(cls: type) -> frozenset[str]:
+    hints = _schema(cls)[1]
+    return frozenset(f.name for f in dataclasses.fields(cls)
+                      if set in (typing.get_origin(h) for h in (hints[f.name], *typing.get_args(hints[f.name]))))
 
 
 def _required(f: dataclasses.Field[Any]) -> bool:
@@ -155,8 +166,6 @@ def _value(hint: Any, value: Any, where: str, nullable: bool = False, typed: boo
     origin = typing.get_origin(hint)
     if hint is Any:
         return encode(value, where) if typed else value
-    if typed:
-        value = _as_encoded(value, where)
     if origin is typing.Union or origin is types.UnionType:
         args = typing.get_args(hint)
         rest = [a for a in args if a is not type(None)]
@@ -165,11 +174,14 @@ def _value(hint: Any, value: Any, where: str, nullable: bool = False, typed: boo
         if len(rest) != 1:
             raise TypeError(f"{where}: the codec supports only X | None unions, not {hint}")
         return _value(rest[0], value, where, nullable=len(rest) < len(args), typed=typed)
-    if origin is list:
-        (item,) = typing.get_args(hint) or (Any,)
+    if typed:
+        value = _as_encoded(sorted(value) if origin is set and isinstance(value, (set, frozenset)) else value, where)
+    if origin in (list, set, tuple):
+        item = (typing.get_args(hint) or (Any,))[0]  # list[X], set[X], tuple[X, ...]
         if not isinstance(value, list):
             raise SchemaError(f"{where} must be a list{_or_null(nullable)}, got {_kind(value)}")
-        return [_value(item, v, f"{where}[{i}]", typed=typed) for i, v in enumerate(value)]
+        items = [_value(item, v, f"{where}[{i}]", typed=typed) for i, v in enumerate(value)]
+        return items if origin is list else origin(items)
     if origin is dict:
         key, item = typing.get_args(hint) or (str, Any)
         if not isinstance(value, dict):

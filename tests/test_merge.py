@@ -34,7 +34,7 @@ def content(report):
 
 
 def shard(records, files):
-    return build_report(records, scope=Scope(files=set(files), deselected=set()).to_doc(),
+    return build_report(records, scope=Scope(files=set(files), deselected=set(), not_run=set()),
                         environment={"host": str(files)})
 
 
@@ -82,7 +82,7 @@ def test_a_test_deselected_in_one_shard_and_run_in_another_is_not_deselected():
     b = build_report([make_record(B, "strict")],
                      scope=Scope(files={"tests/test_b.py"}, deselected={f"{A}[strict]"}).to_dict())
     merged = merge_reports([("a", a), ("b", b)])
-    assert merged.report.scope.deselected == []
+    assert merged.report.scope.deselected == set()
 
 
 def test_incomplete_shard_makes_the_merge_incomplete():

@@ -21,7 +21,6 @@ from pytest_export.marker import item_mode
 from pytest_export.results.records import Record, record_key
 from pytest_export.rendering.formats import report_format, write_report
 from pytest_export.results.report import Report, ReportError, build_report, nodeid_file
-from pytest_export.results.schema import ScopeDoc
 from pytest_export.reporting.environment import environment, run_modes
 from pytest_export.reporting.paths import check_writable, fail, parse_shard, same_file, shown
 from pytest_export.session_state import RECORDS, SELECTED
@@ -80,8 +79,8 @@ class ReportingPlugin:
         self.config.pluginmanager.register(plugin, "export-journal")
         return plugin
 
-    def _scope_doc(self) -> ScopeDoc:
-        scope = self._scope().to_doc()
+    def _scope_doc(self) -> Scope:
+        scope = self._scope()
         scope.shard = None if self.shard is None else list(self.shard)
         return scope
 

@@ -12,14 +12,14 @@ Pure: imports neither pytest nor torch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from exportcore.codec import encode
 from pytest_export.results.baseline import describe_known, known_as, same_failure
 from pytest_export.results.records import EXPORTABLE, Record, failure_of, record_key, worst
 from pytest_export.results.report import GATE_BUCKETS, Report, build_report, nodeid_file
-from pytest_export.results.schema import GateBuckets, GateDoc, GateEntry, ScopeDoc
+from pytest_export.results.schema import GateBuckets, GateDoc, GateEntry, Scope
 
 __all__ = ["Scope", "GateResult", "compare", "records_by_key", "summary_lines", "updated_baseline", "BUCKETS"]
 
@@ -27,91 +27,6 @@ Key = tuple[str, str]
 
 #: Result buckets in the order they are shown.
 BUCKETS = GATE_BUCKETS
-
-
-@dataclass
-class Scope:
-    """What a run looked at, so absent baseline keys can be told apart."""
-
-    files: set[str] | None = None  # test files collected (None: unknown)
-    modes: set[str] | None = None  # modes run (None: unknown)
-    deselected: set[str] | None = None  # node ids deselected by -k/-m (None: unknown)
-    not_run: set[Key] = field(default_factory=set)  # selected keys without a record
-    filtered: bool = False  # -k or -m was given
-    tests: set[str] | None = None  # node ids collected and selected (None: unknown)
-    ran: set[str] | None = None  # node ids that ran to the end (None: unknown)
-
-    def to_doc(self) -> ScopeDoc:
-        """Return what a report keeps of the scope (sorted lists; None where unknown)."""
-
-        def listed(values: set[str] | None) -> list[str] | None:
-            return None if values is None else sorted(values)
-
-        return ScopeDoc(files=listed(self.files), modes=listed(self.modes), deselected=listed(self.deselected),
-                        not_run=sorted([list(k) for k in self.not_run]), filtered=self.filtered,
-                        tests=listed(self.tests), ran=listed(self.ran))
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form stored in a report's "scope"."""
-        doc = encode(self.to_doc(), "scope")
-        del doc["shard"]  # the shard is the plugin's to add; this scope does not know it
-        return doc
-
-    @classmethod
-    def from_doc(cls, doc: ScopeDoc) -> Scope:
-        """Return the working scope of a report's (missing lists mean unknown)."""
-
-        def opt_set(values: list[str] | None) -> set[str] | None:
-            return None if values is None else set(values)
-
-        return cls(files=opt_set(doc.files), modes=opt_set(doc.modes), deselected=opt_set(doc.deselected),
-                   not_run={(c, m) for c, m in doc.not_run or ()}, filtered=doc.filtered,
-                   tests=opt_set(doc.tests), ran=opt_set(doc.ran))
-
-    @classmethod
-    def from_dict(cls, data: ScopeDoc | dict[str, Any] | None) -> Scope:
-        """Rebuild a Scope from a report's scope, typed or its JSON form (missing fields mean unknown)."""
-        if isinstance(data, ScopeDoc):
-            return cls.from_doc(data)
-        data = data or {}
-
-        def opt_set(name: str) -> set[str] | None:
-            value = data.get(name)
-            return None if value is None else {str(v) for v in value}
-
-        return cls(
-            files=opt_set("files"),
-            modes=opt_set("modes"),
-            deselected=opt_set("deselected"),
-            not_run={(str(c), str(m)) for c, m in data.get("not_run") or ()},
-            filtered=bool(data.get("filtered", False)),
-            tests=opt_set("tests"),
-            ran=opt_set("ran"),
-        )
-
-    @classmethod
-    def union(cls, scopes: Iterable[Scope], present_tests: set[str]) -> Scope:
-        """Return the scope of several shards run together (for merge)."""
-        scopes = list(scopes)
-
-        def joined(values: list[set[str] | None]) -> set[str] | None:
-            # One shard that did not know makes the union unknown.
-            known = [v for v in values if v is not None]
-            return set().union(*known) if values and len(known) == len(values) else None
-
-        deselected = joined([s.deselected for s in scopes])
-        if deselected is not None:
-            # A test one shard deselected and another ran was not deselected overall.
-            deselected -= present_tests
-        return cls(
-            files=joined([s.files for s in scopes]),
-            modes=joined([s.modes for s in scopes]),
-            deselected=deselected,
-            not_run=set().union(*(s.not_run for s in scopes)) if scopes else set(),
-            filtered=any(s.filtered for s in scopes),
-            tests=joined([s.tests for s in scopes]),
-            ran=joined([s.ran for s in scopes]),
-        )
 
 
 @dataclass
@@ -166,7 +81,7 @@ def _absent_bucket(key: Key, before: Record, scope: Scope) -> tuple[str, str]:
         return "deselected", f"mode {key[1]} not run"
     if scope.files is not None and nodeid_file(test) not in scope.files:
         return "deselected", f"{nodeid_file(test)} not collected"
-    if key in scope.not_run:
+    if key in (scope.not_run or ()):
         return "not_run", "selected but not run (session stopped early?)"
     if scope.deselected is None and scope.filtered:
         # Under xdist without deselection data a -k/-m miss cannot be told from a removal.

@@ -199,8 +199,9 @@ def lost_records(state: JournalState, reason: str) -> list[Record]:
 
 def recover(path: str | os.PathLike[str], reason: str = "") -> tuple[Report, JournalState]:
     """Return the incomplete report a journal's killed session would have written, and the journal's state."""
-    from pytest_export.results.gate import Scope, compare
+    from pytest_export.results.gate import compare
     from pytest_export.results.report import ReportError, build_report, load_report
+    from pytest_export.results.schema import Scope
 
     state = read_journal(path)
     header = state.header
@@ -208,7 +209,8 @@ def recover(path: str | os.PathLike[str], reason: str = "") -> tuple[Report, Jou
     records = state.records + lost_records(state, reason)
     scope_data = dict(state.scope)
     selected = {tuple(k) for k in scope_data.pop("selected", [])}
-    scope = Scope.from_dict(scope_data)
+    # A recovered report has never named its shard (the journal's is left out, as it always was).
+    scope = Scope.from_dict({**scope_data, "shard": None})
     scope.not_run = selected - {record_key(r) for r in records}
     where = f" while running {state.running['test']}" if state.running else ""
     stop = f"{reason}{where}; the report was recovered from its journal"
@@ -220,7 +222,7 @@ def recover(path: str | os.PathLike[str], reason: str = "") -> tuple[Report, Jou
         except ReportError:
             gate = None
     report = build_report(
-        records, environment=header.get("environment") or {}, scope=scope.to_doc(), complete=False,
+        records, environment=header.get("environment") or {}, scope=scope, complete=False,
         stop_reason=stop, gate=gate.to_doc() if gate else None,
     )
     return report, state

@@ -6,12 +6,12 @@ Pure: imports neither pytest nor torch.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Iterable, Sequence
 
-from pytest_export.results.gate import GateResult, Scope, compare
+from pytest_export.results.gate import GateResult, compare
 from pytest_export.results.records import EXPORTABLE, Record, record_key
 from pytest_export.results.report import Report, build_report
-from pytest_export.results.schema import MergeDoc, MergeEntry
+from pytest_export.results.schema import MergeDoc, MergeEntry, Scope
 
 __all__ = ["MergeError", "MergeResult", "merge_reports"]
 
@@ -71,6 +71,30 @@ def _missing_shards(reports: Sequence[tuple[str, Report]], shards: int | None) -
     return "", False
 
 
+def _union(scopes: Iterable[Scope], present_tests: set[str]) -> Scope:
+    """Return the scope of several shards run together."""
+    scopes = list(scopes)
+
+    def joined(values: list[set[str] | None]) -> set[str] | None:
+        # One shard that did not know makes the union unknown.
+        known = [v for v in values if v is not None]
+        return set().union(*known) if values and len(known) == len(values) else None
+
+    deselected = joined([s.deselected for s in scopes])
+    if deselected is not None:
+        # A test one shard deselected and another ran was not deselected overall.
+        deselected -= present_tests
+    return Scope(
+        files=joined([s.files for s in scopes]),
+        modes=joined([s.modes for s in scopes]),
+        deselected=deselected,
+        not_run=set().union(*(s.not_run or () for s in scopes)),
+        filtered=any(s.filtered for s in scopes),
+        tests=joined([s.tests for s in scopes]),
+        ran=joined([s.ran for s in scopes]),
+    )
+
+
 def _verdicts(records: list[Record]) -> tuple[str, ...]:
     return tuple(sorted(r.verdict for r in records))
 
@@ -127,7 +151,7 @@ def merge_reports(
         merged.extend(_worst(candidates)[1])
 
     present = {r.test for r in merged}
-    scope = Scope.union((Scope.from_doc(rep.scope) for _, rep in reports), present)
+    scope = _union((rep.scope for _, rep in reports), present)
     environment = {"merged_from": [{"source": name, **rep.environment} for name, rep in reports]}
     result.stopped = [f"{name}: {rep.stop_reason or 'incomplete'}" for name, rep in reports if not rep.complete]
     stops = [f"{name}: {rep.stop_reason}" for name, rep in reports if rep.stop_reason]
@@ -141,7 +165,7 @@ def merge_reports(
     result.report = build_report(
         merged,
         environment=environment,
-        scope=scope.to_doc(),
+        scope=scope,
         complete=not absent and all(rep.complete for _, rep in reports),
         stop_reason=stop,
         gate=result.gate.to_doc() if result.gate else None,

@@ -5,7 +5,7 @@ The formats (JSON, HTML, Markdown) and their renderers: pytest_export.rendering.
 Its JSON document, encoded and decoded by the codec (exportcore.codec) from the types below::
 
     {"schema": "pytest-export-report", "version": 1, "complete": bool, "stop_reason": str,
-     "environment": {...}, "scope": ScopeDoc, "gate": GateDoc | None,
+     "environment": {...}, "scope": Scope, "gate": GateDoc | None,
      "records": [Record, ...],          # sorted by (case, mode); see pytest_export.results.records
      "merge": MergeDoc,                 # only in a merged report that found duplicates or conflicts
      "summary": {...}, "runtimes": {...}}   # for readers of the file: computed from the records when
@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping
 from exportcore.codec import decode, encode, one_of, version as version_stamp
 from pytest_export.results.records import EXPORTABLE, VERDICTS, Record, failure_of
 from pytest_export.results.runtimes import runtime_tables
-from pytest_export.results.schema import GATE_BUCKETS, GateDoc, MergeDoc, ScopeDoc
+from pytest_export.results.schema import GATE_BUCKETS, GateDoc, MergeDoc, Scope
 
 __all__ = [
     "REPORT_SCHEMA",
@@ -104,7 +104,7 @@ class Report:
     complete: bool = True
     stop_reason: str = ""  # why an incomplete run stopped ("" when complete)
     environment: dict[str, Any] = field(default_factory=dict)  # torch, python, platform, ... as shown
-    scope: ScopeDoc = field(default_factory=ScopeDoc)
+    scope: Scope = field(default_factory=Scope)
     gate: GateDoc | None = None
     records: list[Record] = field(default_factory=list)
     merge: MergeDoc | None = None
@@ -150,12 +150,6 @@ class Report:
         return default if value is None else value
 
 
-def _scope(scope: ScopeDoc | Mapping[str, Any] | None) -> ScopeDoc:
-    if isinstance(scope, ScopeDoc):
-        return scope
-    return decode(ScopeDoc, dict(scope or {}), "scope")
-
-
 def _gate(gate: GateDoc | Mapping[str, Any] | None) -> GateDoc | None:
     if gate is None or isinstance(gate, GateDoc):
         return gate
@@ -166,7 +160,7 @@ def build_report(
     records: Iterable[Record],
     *,
     environment: Mapping[str, Any] | None = None,
-    scope: ScopeDoc | Mapping[str, Any] | None = None,
+    scope: Scope | Mapping[str, Any] | None = None,
     complete: bool = True,
     stop_reason: str = "",
     gate: GateDoc | Mapping[str, Any] | None = None,
@@ -176,7 +170,7 @@ def build_report(
     form is decoded (SchemaError naming the field when it is wrong)."""
     return Report(
         complete=bool(complete), stop_reason=stop_reason, environment=dict(environment or {}),
-        scope=_scope(scope), gate=_gate(gate), records=sorted(records, key=_sort_key), merge=merge,
+        scope=Scope.from_dict(scope), gate=_gate(gate), records=sorted(records, key=_sort_key), merge=merge,
     )
 
 

@@ -1,43 +1,57 @@
 """The typed sections of a report (pytest_export.results.report.Report): scope, gate and merge.
 
 A loaded report holds these, decoded by the codec from their types, so a wrong baseline is refused
-naming the field (``scope.shard must be [index, count] with 1 <= index <= count``). The gate's
-working form, with sets and its strict flag, is ``gate.Scope`` / ``gate.GateResult``; these are what
-a report keeps of them. Pure Python.
+naming the field (``scope.shard must be [index, count] with 1 <= index <= count``). The gate reads
+the same :class:`Scope` a report keeps; its working result, with its strict flag, is ``gate.GateResult``
+(:class:`GateDoc` is what a report keeps of it). Pure Python.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from exportcore import vocab
-from exportcore.codec import SchemaError, decode, one_of
+from exportcore.codec import SchemaError, decode, encode, one_of
 
-__all__ = ["GATE_BUCKETS", "GateBuckets", "GateEntry", "GateDoc", "MergeDoc", "MergeEntry", "ScopeDoc", "check_scope", "check_gate"]
+__all__ = ["GATE_BUCKETS", "GateBuckets", "GateEntry", "GateDoc", "MergeDoc", "MergeEntry", "Scope", "check_scope",
+           "check_gate"]
 
 #: Result buckets of the baseline gate, in the order they are shown.
 GATE_BUCKETS = ("regressions", "missing", "changed", "improvements", "skipped", "vanished", "not_run", "deselected", "new")
 
 
 @dataclass
-class ScopeDoc:
-    """What a run looked at (``gate.Scope`` in memory); a missing or null list means "unknown"."""
+class Scope:
+    """What a run looked at, so the gate can tell why a baseline key is absent; a report's ``scope``.
 
-    files: list[str] | None = None
-    modes: list[str] | None = None
-    deselected: list[str] | None = None
-    tests: list[str] | None = None
-    ran: list[str] | None = None
-    not_run: list[list[str]] | None = None  # [case, mode] pairs
+    None means unknown (a report that did not say, xdist's deselection); a report writes the sets as
+    sorted lists, ``not_run`` as ``[case, mode]`` pairs.
+    """
+
+    files: set[str] | None = None  # test files collected
+    modes: set[str] | None = None  # modes run
+    deselected: set[str] | None = None  # node ids deselected by -k/-m
+    tests: set[str] | None = None  # node ids collected and selected
+    ran: set[str] | None = None  # node ids that ran to the end
+    not_run: set[tuple[str, ...]] | None = None  # (case, mode) keys selected and without a record
     shard: list[int] | None = None  # [index, count] of a CI shard
-    filtered: bool = False
+    filtered: bool = False  # -k or -m was given
 
     def __post_init__(self) -> None:
         if self.not_run is not None and any(len(pair) != 2 for pair in self.not_run):
             raise SchemaError("scope.not_run must be a list of [case, mode] string pairs")
         if self.shard is not None and not (len(self.shard) == 2 and 1 <= self.shard[0] <= self.shard[1]):
             raise SchemaError(f"scope.shard must be [index, count] with 1 <= index <= count, got {self.shard!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form a report stores as its "scope"."""
+        return encode(self, "scope")
+
+    @classmethod
+    def from_dict(cls, data: Scope | Mapping[str, Any] | None) -> Scope:
+        """Return the scope of a report's "scope" (a missing one: all unknown); SchemaError names a wrong field."""
+        return data if isinstance(data, Scope) else decode(cls, dict(data or {}), "scope")
 
 
 @dataclass
@@ -97,7 +111,7 @@ class MergeDoc:
 
 def check_scope(scope: Any) -> None:
     """Raise SchemaError (naming ``scope.<field>``) unless ``scope`` is a valid report scope."""
-    decode(ScopeDoc, scope, "scope")
+    decode(Scope, scope, "scope")
 
 
 def check_gate(gate: Any) -> None:
