@@ -84,8 +84,6 @@ CROSSINGS: dict[tuple[str, str], str] = {
     ("exportcore.sandbox", "exportcore.reuse"):
         "sandbox/python_state.py digests what it reads with reuse.identity: the reader stays, its digest goes to "
         "reuse/ (issue 52, item 1)",
-    ("pytest_export.reporting", "pytest_export.zoo"):
-        "reporting/environment.py reads the zoo's options (ZOO_OPTIONS) for the environment's zoo_packages",
 }
 
 #: The folders that import no pytest (the glue alone talks to pytest).

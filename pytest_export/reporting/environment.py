@@ -15,7 +15,16 @@ from pytest_export.rendering.failure_text import exportdb_docs
 from pytest_export.options import OPTIONS
 from pytest_export.results.records import Record
 
-__all__ = ["environment", "run_modes"]
+__all__ = ["EXTRA_ENVIRONMENT", "add_to_environment", "environment", "run_modes"]
+
+#: Entries another part of the plugin adds to the environment block (the zoo: the versions of the libraries
+#: that built its models), so the reporting imports none of them: name -> its JSON value.
+EXTRA_ENVIRONMENT = pytest.StashKey[dict[str, Any]]()
+
+
+def add_to_environment(config: pytest.Config, name: str, value: Any) -> None:
+    """Put ``name: value`` in this session's report environment (a falsy ``value`` is left out)."""
+    config.stash.setdefault(EXTRA_ENVIRONMENT, {})[name] = value
 
 
 def _options(config: pytest.Config) -> Any:
@@ -47,7 +56,6 @@ def environment(config: pytest.Config, records: list[Record], duration: float) -
     seed = getattr(options, "seed", None)
     if seed is None:
         seed = config.getoption("hypothesis_seed", default=None)
-    zoo = _zoo_packages(config)
     return {
         "torch": torch_version,
         "python": platform.python_version(),
@@ -62,17 +70,5 @@ def environment(config: pytest.Config, records: list[Record], duration: float) -
         "duration_s": round(duration, 2),
         "rootdir": str(config.rootpath),  # where `python -m pytest_export explain` re-runs a case
         "exportdb_docs": exportdb_docs(config.rootpath),  # failures link to their ExportDB case when built
-        **({"zoo_packages": zoo} if zoo else {}),
+        **{name: value for name, value in config.stash.get(EXTRA_ENVIRONMENT, {}).items() if value},
     }
-
-
-def _zoo_packages(config: pytest.Config) -> dict[str, str]:
-    """The versions of timm / transformers / torchvision that built the --export-model cases (none without)."""
-    from pytest_export.zoo.options import ZOO_OPTIONS
-
-    zoo = config.stash.get(ZOO_OPTIONS, None)
-    if zoo is None or not zoo.specs:
-        return {}
-    from exportcore.zoo import package_versions
-
-    return package_versions(zoo.specs)

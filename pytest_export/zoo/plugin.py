@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Generator
 
 import pytest
 
+from pytest_export.reporting.environment import add_to_environment
 from pytest_export.zoo.options import ZOO_OPTIONS, add_options, resolve
 
 if TYPE_CHECKING:
@@ -23,7 +24,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[ZOO_OPTIONS] = resolve(config)
+    options = config.stash[ZOO_OPTIONS] = resolve(config)
+    if options.specs:
+        from exportcore.zoo import package_versions
+
+        # A report of zoo models names the timm / transformers / torchvision versions that built them.
+        add_to_environment(config, "zoo_packages", package_versions(options.specs))
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
