@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING, Any, Generator
 
 import pytest
 
-from pytest_export.reporting.environment import add_to_environment
 from pytest_export.zoo.options import ZOO_OPTIONS, add_options, resolve
 
 if TYPE_CHECKING:
@@ -27,6 +26,8 @@ def pytest_configure(config: pytest.Config) -> None:
     options = config.stash[ZOO_OPTIONS] = resolve(config)
     if options.specs:
         from exportcore.zoo import package_versions
+        # Imported here: a session without zoo models loads no reporting code (tests/integration/test_no_torch.py).
+        from pytest_export.reporting.environment import add_to_environment
 
         # A report of zoo models names the timm / transformers / torchvision versions that built them.
         add_to_environment(config, "zoo_packages", package_versions(options.specs))
