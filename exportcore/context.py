@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from exportcore.guards import ExportedRange
     from exportcore.programs.execute import RunResult
+    from exportcore.programs.under_test import RuntimeSide
     from exportcore.reuse.eager_code import CodeRecord
     from exportcore.reuse.proof import BeforeCapture, Proof
     from exportcore.reuse.result_cache import ResultCache
@@ -83,9 +84,8 @@ class Run:
     #: during a walk, and hashing a large model twice is not free.
     before_capture: BeforeCapture | None = None
     proof: Proof | None = None
-    #: A target's program under test, its loaded artifact: an exportcore.programs.under_test.RuntimeSide (set by
-    #: exportcore.stages.runtime; typed Any because exportcore.programs.under_test reads this module).
-    runtime: Any = None
+    #: A target's program under test, its loaded artifact (set by exportcore.stages.runtime).
+    runtime: RuntimeSide | None = None
 
     @property
     def cache(self) -> ResultCache | None:

@@ -73,18 +73,7 @@ LAYERS: dict[str, list[tuple[str, ...]]] = {
 
 #: Imports against LAYERS that the code still has, each with the work that removes it. The test fails
 #: when one is gone (take it off the list) as when a new one appears.
-CROSSINGS: dict[tuple[str, str], str] = {
-    ("exportcore.programs", "exportcore.checks"):
-        "programs/small_sizes.py runs the accept check's judge (checks.accept, checks.nonfinite): it is a check "
-        "(checks/size01.py runs it) and goes back to checks/ (diagnosis/explain/fix.py imports its failed_size)",
-    ("exportcore.programs", "exportcore.context"): "type only: the programs' functions take the Run",
-    ("exportcore.reuse", "exportcore.context"): "type only: the proof's and the stores' functions take the Run",
-    ("exportcore.reuse", "exportcore.programs"):
-        "the proof's value parts prepare the model through programs.sides.prepare (issue 52's Proof work)",
-    ("exportcore.sandbox", "exportcore.reuse"):
-        "sandbox/python_state.py digests what it reads with reuse.identity: the reader stays, its digest goes to "
-        "reuse/ (issue 52, item 1)",
-}
+CROSSINGS: dict[tuple[str, str], str] = {}
 
 #: The folders that import no pytest (the glue alone talks to pytest).
 NO_PYTEST = ("pytest_export.results", "pytest_export.rendering", "pytest_export.cli")

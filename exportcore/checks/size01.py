@@ -3,14 +3,14 @@
 Where the exported range starts at 2 or above (Dim.AUTO/DYNAMIC, ``min=2``), torch does not guard
 that lower bound: sizes 0 and 1 get through ep.module()'s guards although the range excludes them,
 and their results are unchecked (finding size01_accepted). Where it holds 0 or 1 (a declared
-``Dim("b", max=8)`` exports [0, 8]), the programs are held to eager there (exportcore.programs.small_sizes).
+``Dim("b", max=8)`` exports [0, 8]), the programs are held to eager there (exportcore.checks.small_sizes).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterator
 
-from exportcore.programs import small_sizes
+from exportcore.checks import small_sizes
 from exportcore.guards import root_axes
 from exportcore.programs.sides import call_quiet
 
@@ -27,7 +27,7 @@ def run(ctx: Run) -> None:
 
     program = ctx.programs["exported"]
     for path, axis, name, rng in _dims(ctx):
-        if rng.floor < 2:  # 0 or 1 promised: run there (exportcore.programs.small_sizes)
+        if rng.floor < 2:  # 0 or 1 promised: run there (exportcore.checks.small_sizes)
             with ctx.clock.stage("run"):
                 small_sizes.check(ctx, path, axis, name, rng)
             continue

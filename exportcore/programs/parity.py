@@ -17,7 +17,7 @@ from exportcore.programs.random_draws import redrawn
 from exportcore.programs.sides import prepare, traced_path
 
 if TYPE_CHECKING:
-    from exportcore.context import Run
+    from exportcore.programs.context import ProgramRun
 
 __all__ = ["compare_runs", "mismatch_failure", "PROGRAM_NAMES"]
 
@@ -27,7 +27,7 @@ PROGRAM_NAMES = {"exported": "ep.module()", "decomposed": "run_decompositions().
 
 
 def compare_runs(
-    run: Run, label: str, expected: RunResult, actual: RunResult, *, grads: bool = True,
+    run: ProgramRun, label: str, expected: RunResult, actual: RunResult, *, grads: bool = True,
     inputs: tuple[tuple, dict] | None = None, rerun: Callable[[], RunResult] | None = None,
 ) -> Failure | None:
     """Compare one program's run with eager (outputs, buffers after the call, grads); a Failure or None.
@@ -90,7 +90,7 @@ def compare_runs(
     return failure
 
 
-def _less_precise(run: Run, label: str, rounding: Rounding) -> None:
+def _less_precise(run: ProgramRun, label: str, rounding: Rounding) -> None:
     """Keep the signal of a program forgiven as rounding while less exact than eager: one finding per program."""
     name = PROGRAM_NAMES.get(label, label)
     if any(f.kind == "less_precise" and f.message.startswith(name) for f in run.outcome.findings):
@@ -113,7 +113,7 @@ def _part(result: RunResult, part: str, keys: Any = None) -> Any:
 
 
 def _full_precision(
-    run: Run, expected: RunResult, inputs: tuple[tuple, dict], rerun: Callable[[], RunResult],
+    run: ProgramRun, expected: RunResult, inputs: tuple[tuple, dict], rerun: Callable[[], RunResult],
 ) -> tuple[RunResult, RunResult] | None:
     """Eager and the program run again with float32 at full precision; None where either cannot."""
     eager = _reference_run(run, expected, inputs, "full32")
@@ -126,7 +126,7 @@ def _full_precision(
         return None
 
 
-def _reduced_note(run: Run, reduced: tuple[str, ...], agree: bool) -> None:
+def _reduced_note(run: ProgramRun, reduced: tuple[str, ...], agree: bool) -> None:
     verdict = "agree there" if agree else "differ there too"
     note = (f"numerics on {run.device}: float32 math may run below float32 precision here ({', '.join(reduced)});"
             f" eager and the program, which differ beyond float32's tolerances, were run again at full float32"
@@ -135,7 +135,7 @@ def _reduced_note(run: Run, reduced: tuple[str, ...], agree: bool) -> None:
         run.outcome.notes.append(note)
 
 
-def _reference_run(run: Run, expected: RunResult, inputs: tuple[tuple, dict], kind: str) -> RunResult | None:
+def _reference_run(run: ProgramRun, expected: RunResult, inputs: tuple[tuple, dict], kind: str) -> RunResult | None:
     """Return eager's run in float64, or (``kind="full32"``) with float32 at full precision, on a deep copy.
 
     Cached on ``expected``; None where the model cannot run so (or be copied).

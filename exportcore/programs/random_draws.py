@@ -15,7 +15,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from exportcore.context import Run
+    from exportcore.programs.context import ProgramRun
     from exportcore.outcome import Failure
 
 __all__ = ["redrawn", "seeded_ops"]
@@ -61,7 +61,7 @@ def _no_dropout(node: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == 0
 
 
-def redrawn(ctx: Run, label: str, failure: Failure | None) -> str | None:
+def redrawn(ctx: ProgramRun, label: str, failure: Failure | None) -> str | None:
     """Return why ``failure``, a value mismatch of program ``label``, says nothing about that program (a note),
     or None when it stands.
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 from exportcore.programs.execute import RunResult, run_inference, run_training
 
 if TYPE_CHECKING:
-    from exportcore.context import Run
+    from exportcore.programs.context import ProgramRun
 
 __all__ = ["prepare", "run_side", "recording", "traced_path", "remember", "compare_guards", "call_quiet",
            "blame_randomness", "aliasing_notes"]
@@ -16,16 +16,12 @@ __all__ = ["prepare", "run_side", "recording", "traced_path", "remember", "compa
 T = TypeVar("T")
 
 
-def prepare(run: Run) -> None:
+def prepare(run: ProgramRun) -> None:
     """Put the model back in its snapshot state and in the mode's train/eval setting."""
-    import torch
-
-    run.model_state.restore(run.model)
-    if isinstance(run.model, torch.nn.Module):
-        run.model.train(run.mode.training)
+    run.model_state.prepare(run.model, run.mode.training)
 
 
-def run_side(run: Run, fn: Any, args: tuple, kwargs: dict, *, backward: bool = True) -> RunResult:
+def run_side(run: ProgramRun, fn: Any, args: tuple, kwargs: dict, *, backward: bool = True) -> RunResult:
     """Run eager or exported code on copies of the inputs, the mode's way, from the snapshot state."""
     # Every side, on every input, starts from the state eager started from: ep.module() and
     # the decomposed module share the model's tensors, the reloaded one has its own copies, and
@@ -40,7 +36,7 @@ def run_side(run: Run, fn: Any, args: tuple, kwargs: dict, *, backward: bool = T
         return recording(run, lambda: run_inference(fn, args, kwargs, seed=run.seed))
 
 
-def recording(run: Run, fn: Callable[[], T]) -> T:
+def recording(run: ProgramRun, fn: Callable[[], T]) -> T:
     """Return ``fn()``; with a cache, the Python code it runs joins what the walk ran beyond the examples."""
     if run.code_records is None:
         return fn()
@@ -69,7 +65,7 @@ def traced_path() -> Iterator[None]:
         mha.set_fastpath_enabled(previous)
 
 
-def remember(run: Run, label: str, program: Any) -> None:
+def remember(run: ProgramRun, label: str, program: Any) -> None:
     """Keep ``program`` and a snapshot of its own state (taken while it equals the model's snapshot)."""
     from exportcore.sandbox.model_state import ModelState
 
@@ -77,7 +73,7 @@ def remember(run: Run, label: str, program: Any) -> None:
     run.program_states[id(program)] = ModelState.capture(program, shared_with=run.model_state)
 
 
-def compare_guards(run: Run, label: str, program: Any) -> None:
+def compare_guards(run: ProgramRun, label: str, program: Any) -> None:
     """Have the reject check probe ``label`` (an ExportedProgram built from ``run.ep``) too, unless its
     input checks are proven ep.module()'s (exportcore.reuse.identity.guard_structure)."""
     from exportcore.reuse.identity import guard_structure
@@ -90,7 +86,7 @@ def compare_guards(run: Run, label: str, program: Any) -> None:
         run.own_guards.add(label)
 
 
-def call_quiet(program: Any, args: tuple, kwargs: dict, run: Run | None = None) -> Any:
+def call_quiet(program: Any, args: tuple, kwargs: dict, run: ProgramRun | None = None) -> Any:
     """Call ``program`` once under no_grad, as a probe whose result is not compared (recorded for ``run``)."""
     import torch
 
@@ -100,7 +96,7 @@ def call_quiet(program: Any, args: tuple, kwargs: dict, run: Run | None = None) 
         return recording(run, lambda: program(*args, **kwargs))
 
 
-def blame_randomness(run: Run) -> None:
+def blame_randomness(run: ProgramRun) -> None:
     """Explain a numerics failure by eager's own randomness when eager differs from itself.
 
     Every side starts from the same snapshot (model tensors, the generators it holds) and the same

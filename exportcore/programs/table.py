@@ -11,15 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from exportcore.context import Run
-    from exportcore.programs.under_test import Side
+    from exportcore.programs.context import ProgramRun
+    from exportcore.programs.under_test import ColumnRun, Side
 
 __all__ = ["add_row", "keeps_table", "probe_cell", "quiet_cell", "shapes_text"]
 
 _MAX_ROWS = 24
 
 
-def keeps_table(run: Run) -> bool:
+def keeps_table(run: ColumnRun) -> bool:
     """Whether ``run`` fills a shapes table (a target column does)."""
     return run.runtime is not None
 
@@ -31,7 +31,7 @@ def shapes_text(args: tuple, kwargs: dict) -> str:
     return ", ".join(f"{p}={list(s)}" for p, s in input_shapes(args, kwargs).items())
 
 
-def add_row(run: Run, args: tuple, kwargs: dict, kind: str, cells: dict[str, str]) -> None:
+def add_row(run: ColumnRun, args: tuple, kwargs: dict, kind: str, cells: dict[str, str]) -> None:
     """Add one input's row (one per distinct shapes, at most _MAX_ROWS) when ``run`` keeps a table."""
     if not keeps_table(run):
         return
@@ -43,12 +43,13 @@ def add_row(run: Run, args: tuple, kwargs: dict, kind: str, cells: dict[str, str
         table.append(ShapeRow(shapes, kind, dict(cells)))
 
 
-def quiet_cell(run: Run, side: Side, args: tuple, kwargs: dict, reference: list | None, numerics: bool = True) -> str:
+def quiet_cell(run: ProgramRun, side: Side, args: tuple, kwargs: dict, reference: list | None,
+               numerics: bool = True) -> str:
     """Return a side's verdict on one input from a quiet probe (for a side shown in the table, not judged)."""
     return probe_cell(run, side, args, kwargs, reference, numerics)[0]
 
 
-def probe_cell(run: Run, side: Side, args: tuple, kwargs: dict, reference: list | None,
+def probe_cell(run: ProgramRun, side: Side, args: tuple, kwargs: dict, reference: list | None,
                numerics: bool = True) -> tuple[str, BaseException | None]:
     """Return a side's verdict on one input from a quiet probe, and what it raised when it was not a rejection."""
     from exportcore.compare import compare

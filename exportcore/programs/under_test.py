@@ -11,18 +11,18 @@ program they hold.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from exportcore.programs.execute import RunResult, clone_tree
+from exportcore.programs.context import ProgramRun
 from exportcore.programs.parity import PROGRAM_NAMES
 
 if TYPE_CHECKING:
     from exportcore.compare import Mismatch
-    from exportcore.context import Run
     from exportcore.outcome import Failure
     from exportcore.targets.base import Lowered, Runner, Target
 
-__all__ = ["MODULE_COLUMN", "PROGRAMS", "ProgramSide", "RuntimeSide", "Side", "sides"]
+__all__ = ["MODULE_COLUMN", "PROGRAMS", "ColumnRun", "ProgramSide", "RuntimeSide", "Side", "sides"]
 
 #: The programs a mode's stages may build, in the order they are checked.
 PROGRAMS = ("exported", "decomposed", "reloaded")
@@ -48,15 +48,15 @@ class Side:
         """How messages name it."""
         return PROGRAM_NAMES.get(self.label, self.label)
 
-    def call(self, run: Run, args: tuple, kwargs: dict) -> RunResult:
+    def call(self, run: ProgramRun, args: tuple, kwargs: dict) -> RunResult:
         """Run it on copies of ``args``/``kwargs`` (the mode's way, from the snapshot state)."""
         raise NotImplementedError
 
-    def rejects(self, run: Run, exc: BaseException) -> bool:
+    def rejects(self, run: ProgramRun, exc: BaseException) -> bool:
         """Whether ``exc`` is this program refusing its input (a guard), not a crash."""
         raise NotImplementedError
 
-    def compare(self, run: Run, reference: RunResult, actual: RunResult, where: str,
+    def compare(self, run: ProgramRun, reference: RunResult, actual: RunResult, where: str,
                 inputs: tuple[tuple, dict], *, values: bool) -> Failure | None:
         """Compare its run with eager's on ``inputs``: the Failure, or None when they agree.
 
@@ -69,7 +69,7 @@ class Side:
         """The Failure of a call that raised something other than a rejection, on ``where``."""
         raise NotImplementedError
 
-    def probe(self, run: Run, args: tuple, kwargs: dict) -> Any:
+    def probe(self, run: ProgramRun, args: tuple, kwargs: dict) -> Any:
         """Call it once on copies, quietly (no grad, no state restore), as a probe: its outputs."""
         raise NotImplementedError
 
@@ -77,29 +77,29 @@ class Side:
         """How its out_of_spec_findings name an out-of-range input (``label``) it crashed on past its checks."""
         raise NotImplementedError
 
-    def table_tolerance(self, run: Run) -> tuple[float | None, float | None]:
+    def table_tolerance(self, run: ProgramRun) -> tuple[float | None, float | None]:
         """(rtol, atol) its cell in the shapes table is judged with."""
         return run.rtol, run.atol
 
     # A drawn in-spec shape: what the probe says (message, stage) and the Failure kept for the
     # shrunk counterexample (exportcore.checks.accept).
 
-    def in_spec_rejected(self, run: Run, exc: BaseException) -> tuple[str, Failure | None]:
+    def in_spec_rejected(self, run: ProgramRun, exc: BaseException) -> tuple[str, Failure | None]:
         raise NotImplementedError
 
-    def in_spec_raised(self, run: Run, exc: BaseException) -> tuple[str, Failure | None]:
+    def in_spec_raised(self, run: ProgramRun, exc: BaseException) -> tuple[str, Failure | None]:
         raise NotImplementedError
 
     def in_spec_differs(self, failure: Failure) -> str:
         raise NotImplementedError
 
-    def drawn_failure(self, run: Run, kept: Failure | None, message: str, stage: str, shapes: dict) -> Failure:
+    def drawn_failure(self, run: ProgramRun, kept: Failure | None, message: str, stage: str, shapes: dict) -> Failure:
         """The check's Failure for the shrunk counterexample (``message``: its probe's, ``kept``: the probe's own)."""
         raise NotImplementedError
 
     # An out-of-range input it did not reject (exportcore.checks.reject).
 
-    def out_of_spec_findings(self, run: Run, accepted: list[str], crashed: list[str]) -> None:
+    def out_of_spec_findings(self, run: ProgramRun, accepted: list[str], crashed: list[str]) -> None:
         """Record what it ran instead of rejecting (``accepted``) and where it crashed past its checks."""
         raise NotImplementedError
 
@@ -115,17 +115,17 @@ class ProgramSide(Side):
         # backward through a decomposed training program is not supported by torch.export
         self.grads = label != "decomposed"
 
-    def call(self, run: Run, args: tuple, kwargs: dict) -> RunResult:
+    def call(self, run: ProgramRun, args: tuple, kwargs: dict) -> RunResult:
         from exportcore.programs.sides import run_side
 
         return run_side(run, self.program, args, kwargs, backward=self.grads)
 
-    def rejects(self, run: Run, exc: BaseException) -> bool:
+    def rejects(self, run: ProgramRun, exc: BaseException) -> bool:
         from exportcore.guards import is_guard_error
 
         return is_guard_error(exc, runtime_asserts=run.spec.runtime_asserts if run.spec is not None else ())
 
-    def compare(self, run: Run, reference: RunResult, actual: RunResult, where: str,
+    def compare(self, run: ProgramRun, reference: RunResult, actual: RunResult, where: str,
                 inputs: tuple[tuple, dict], *, values: bool) -> Failure | None:
         from exportcore.programs.output_meta import contradiction
         from exportcore.diagnosis.failures import output_metadata_mismatch
@@ -147,7 +147,7 @@ class ProgramSide(Side):
         failure.message = f"{self.label} program failed on {where}: {failure.message}"
         return failure
 
-    def probe(self, run: Run, args: tuple, kwargs: dict) -> Any:
+    def probe(self, run: ProgramRun, args: tuple, kwargs: dict) -> Any:
         from exportcore.programs.sides import call_quiet
 
         return call_quiet(self.program, *clone_tree((args, kwargs)), run)
@@ -157,14 +157,14 @@ class ProgramSide(Side):
         return (f"out-of-spec input ({label}) passed the guards and failed inside the program "
                 f"({type(exc).__name__}: {first[:200]})")
 
-    def in_spec_rejected(self, run: Run, exc: BaseException) -> tuple[str, Failure | None]:
+    def in_spec_rejected(self, run: ProgramRun, exc: BaseException) -> tuple[str, Failure | None]:
         from exportcore.guards import ranges_text
 
         first = str(exc).strip().splitlines()[0]
         return (f"in-spec shape rejected by {self.label} program ({first}); the export specialized or narrowed a "
                 f"dimension declared dynamic: {ranges_text(run.outcome.declared, run.ranges, run.symbols)}"), None
 
-    def in_spec_raised(self, run: Run, exc: BaseException) -> tuple[str, Failure | None]:
+    def in_spec_raised(self, run: ProgramRun, exc: BaseException) -> tuple[str, Failure | None]:
         from exportcore.diagnosis.classify import classify
 
         failure = classify(exc, "run")
@@ -175,7 +175,7 @@ class ProgramSide(Side):
             return failure.message
         return failure.message + "\n" + failure.detail
 
-    def drawn_failure(self, run: Run, kept: Failure | None, message: str, stage: str, shapes: dict) -> Failure:
+    def drawn_failure(self, run: ProgramRun, kept: Failure | None, message: str, stage: str, shapes: dict) -> Failure:
         from exportcore.diagnosis.failures import drawn_shape_failure
         from exportcore.diagnosis.links import nearest_case
 
@@ -186,7 +186,7 @@ class ProgramSide(Side):
         case = nearest_case("GuardRejected", first, "guards", "guards") if stage == "guards" else None
         return drawn_shape_failure(stage, first, message, shapes, case)
 
-    def out_of_spec_findings(self, run: Run, accepted: list[str], crashed: list[str]) -> None:
+    def out_of_spec_findings(self, run: ProgramRun, accepted: list[str], crashed: list[str]) -> None:
         # accepted: never here, the reject check fails on the first (must_reject)
         for text in crashed:
             run.finding("reject_unguarded", text)
@@ -211,14 +211,14 @@ class RuntimeSide(Side):
     def column(self) -> str:  # type: ignore[override]
         return self.label
 
-    def call(self, run: Run, args: tuple, kwargs: dict) -> RunResult:
+    def call(self, run: ProgramRun, args: tuple, kwargs: dict) -> RunResult:
         assert self.runner is not None, "the runtime stage 'load' runs before the checks"
         return RunResult(outputs=self.runner(*clone_tree((args, kwargs))))
 
-    def rejects(self, run: Run, exc: BaseException) -> bool:
+    def rejects(self, run: ProgramRun, exc: BaseException) -> bool:
         return bool(self.target.rejection(exc))
 
-    def compare(self, run: Run, reference: RunResult, actual: RunResult, where: str,
+    def compare(self, run: ProgramRun, reference: RunResult, actual: RunResult, where: str,
                 inputs: tuple[tuple, dict], *, values: bool) -> Failure | None:
         found = self.mismatch(reference, actual)
         if found is None:
@@ -242,22 +242,22 @@ class RuntimeSide(Side):
         failure.message = f"{self.label} failed on {where}: {failure.message}"
         return failure
 
-    def probe(self, run: Run, args: tuple, kwargs: dict) -> Any:
+    def probe(self, run: ProgramRun, args: tuple, kwargs: dict) -> Any:
         return self.call(run, args, kwargs).outputs
 
     def crash_text(self, label: str, shapes: str, exc: BaseException) -> str:
         return f"{shapes} ({label}): {type(exc).__name__}: {_first_line(exc, 160)}"
 
-    def table_tolerance(self, run: Run) -> tuple[float | None, float | None]:
+    def table_tolerance(self, run: ProgramRun) -> tuple[float | None, float | None]:
         return self.tolerance
 
-    def in_spec_rejected(self, run: Run, exc: BaseException) -> tuple[str, Failure | None]:
+    def in_spec_rejected(self, run: ProgramRun, exc: BaseException) -> tuple[str, Failure | None]:
         from exportcore.diagnosis.failures import target_guard_rejected
 
         message = f"{self.label} rejected an in-range shape ({_first_line(exc, 300)})"
         return message, target_guard_rejected(self.label, message)
 
-    def in_spec_raised(self, run: Run, exc: BaseException) -> tuple[str, Failure | None]:
+    def in_spec_raised(self, run: ProgramRun, exc: BaseException) -> tuple[str, Failure | None]:
         from exportcore.targets.failures import target_failure
 
         message = f"{self.label} raised {type(exc).__name__} on an in-range shape: {_first_line(exc, 300)}"
@@ -268,7 +268,7 @@ class RuntimeSide(Side):
 
         return f"{self.label} output differs from eager: {without_tolerances(failure)}"
 
-    def drawn_failure(self, run: Run, kept: Failure | None, message: str, stage: str, shapes: dict) -> Failure:
+    def drawn_failure(self, run: ProgramRun, kept: Failure | None, message: str, stage: str, shapes: dict) -> Failure:
         from exportcore.diagnosis.failures import target_guard_rejected
 
         failure = kept if kept is not None else target_guard_rejected(self.label, message.splitlines()[0])
@@ -280,7 +280,7 @@ class RuntimeSide(Side):
         failure.detail = message + ("\n" + failure.detail if failure.detail else "")
         return failure
 
-    def out_of_spec_findings(self, run: Run, accepted: list[str], crashed: list[str]) -> None:
+    def out_of_spec_findings(self, run: ProgramRun, accepted: list[str], crashed: list[str]) -> None:
         declared = ", ".join(f"{k}: {v}" for k, v in run.outcome.declared.items()) or "none"
         hint = getattr(self.target, "unguarded_hint", "")
         if accepted:
@@ -293,12 +293,18 @@ class RuntimeSide(Side):
                         f"failed inside the program: {'; '.join(crashed)}")
 
 
-def sides(run: Run, *, distinct: bool = False, guards: bool = False) -> list[Side]:
+class ColumnRun(ProgramRun, Protocol):
+    """A column's run as its sides are read from it: a mode's programs, or a target's runtime beside ep.module()."""
+
+    runtime: RuntimeSide | None  # a target's loaded artifact (set by exportcore.stages.runtime)
+
+
+def sides(run: ColumnRun, *, distinct: bool = False, guards: bool = False) -> list[Side]:
     """Return the programs under test, in the order they are checked.
 
     A mode: its built programs (``distinct``: without those proven the same program as an earlier
     one, which drawn shapes need not probe twice; ``guards``: ep.module(), and a decomposed or
-    reloaded program only when its input checks were not proven ep.module()'s: ``Run.own_guards``).
+    reloaded program only when its input checks were not proven ep.module()'s: ``own_guards``).
     A target: ``ep.module()``, shown and not judged (its
     verdict is the mode column's), then the loaded runtime artifact.
     """

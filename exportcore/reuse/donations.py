@@ -20,7 +20,7 @@ from exportcore.reuse.prove import proof_of
 from exportcore.reuse.stores import Donation
 
 if TYPE_CHECKING:
-    from exportcore.context import Run
+    from exportcore.reuse.context import ReuseRun
     from exportcore.reuse.proof import Proof
 
 __all__ = ["Reuse"]
@@ -29,7 +29,7 @@ __all__ = ["Reuse"]
 class Reuse:
     """The reuse bookkeeping of one walk, opened at its first reusable step."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: ReuseRun) -> None:
         self.run = run
         self.opened = False
         self.proof: Proof | None = None
@@ -86,7 +86,7 @@ class Reuse:
         self.donation = Donation(mode=run.mode.name)
 
 
-def _beyond_the_examples(run: Run, donation: Donation) -> Donation | None:
+def _beyond_the_examples(run: ReuseRun, donation: Donation) -> Donation | None:
     """``donation`` with what the walk ran only beyond the examples (None: that cannot be named)."""
     from exportcore.reuse.code_witnesses import witnesses
 
@@ -100,7 +100,7 @@ def _beyond_the_examples(run: Run, donation: Donation) -> Donation | None:
     return dataclasses.replace(donation, witnesses=beyond, environ=environ)
 
 
-def _take(run: Run, given: Donation) -> None:
+def _take(run: ReuseRun, given: Donation) -> None:
     run.outcome.reused_from = given.label()
     if given.graph is not None:
         run.outcome.graph = copy.deepcopy(given.graph)

@@ -13,13 +13,14 @@ sparse or meta tensor) makes the programs "not known to be the same": never a sh
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import re
 from typing import Any, Iterator
 
+from exportcore.sandbox.tensor_digest import feed_tensor, plain_tensor
+
 __all__ = ["structure", "guard_structure", "same_program", "subgraphs", "outside_torch", "tensors_of",
-           "module_digest", "constants_digest", "values_digest"]
+           "module_digest", "constants_digest"]
 
 
 def structure(ep: Any) -> str:
@@ -245,20 +246,10 @@ def tensors_of(ep: Any) -> dict[str, Any] | None:
         table = ep.state_dict if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER) and spec.target in ep.state_dict \
             else ep.constants
         value = table.get(spec.target)
-        if not _plain_tensor(value, torch):
+        if not plain_tensor(value, torch):
             return None  # a script object, a tensor subclass, a non-persistent buffer missing: not comparable
         found[spec.target] = value
     return found
-
-
-def _plain_tensor(value: Any, torch: Any) -> bool:
-    return (
-        isinstance(value, torch.Tensor)
-        and type(value) in (torch.Tensor, torch.nn.Parameter)
-        and value.layout == torch.strided
-        and not value.is_meta
-        and not value.is_quantized
-    )
 
 
 def same_program(a: Any, b: Any) -> bool:
@@ -291,9 +282,9 @@ def module_digest(module: Any) -> str | None:
             for name, tensor in named:
                 if tensor is None:
                     continue
-                if not _plain_tensor(tensor, torch):
+                if not plain_tensor(tensor, torch):
                     return None
-                _feed_tensor(h, f"{kind}:{name}", tensor)
+                feed_tensor(h, f"{kind}:{name}", tensor)
     return h.hexdigest()
 
 
@@ -310,39 +301,7 @@ def constants_digest(ep: Any) -> str | None:
         if getattr(spec.arg, "name", None) not in read:
             continue
         value = ep.constants.get(spec.target)
-        if not _plain_tensor(value, torch):
+        if not plain_tensor(value, torch):
             return None  # a script object (CUSTOM_OBJ), a token: not compared, so never shared
-        _feed_tensor(h, str(spec.target), value)
+        feed_tensor(h, str(spec.target), value)
     return h.hexdigest()
-
-
-def values_digest(tree: Any) -> str | None:
-    """Return a digest of an input tree (tensors by value, plain values by repr), or None if it has others."""
-    import torch
-    from torch.utils._pytree import tree_flatten
-
-    leaves, spec = tree_flatten(tree)
-    h = hashlib.blake2b(repr(spec).encode("utf-8", "surrogatepass"), digest_size=20)
-    for i, leaf in enumerate(leaves):
-        if isinstance(leaf, torch.Tensor):
-            if not _plain_tensor(leaf, torch):
-                return None
-            _feed_tensor(h, str(i), leaf)
-        elif leaf is None or isinstance(leaf, (bool, int, float, str)):
-            h.update(f"{i}={leaf!r};".encode("utf-8", "surrogatepass"))
-        else:
-            return None
-    return h.hexdigest()
-
-
-def _feed_tensor(h: Any, name: str, tensor: Any) -> None:
-    t = tensor.detach().contiguous().cpu()
-    # The strides too: equal values in another memory layout (channels_last, a transposed view) are
-    # not the same input, since drawn shapes are built in the example's stride order.
-    h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|{tuple(tensor.stride())}|{tensor.device}|{tensor.requires_grad};"
-             .encode("utf-8", "surrogatepass"))
-    if t.numel():
-        # The raw bytes in place (no copy, no numpy), through SHA-256: with the CPU's SHA instructions
-        # (x86 SHA-NI, ARMv8 crypto) it reads about twice as fast as blake2b, and a model's weights
-        # are hashed once per (case, mode) and again in every warm session's key.
-        h.update(hashlib.sha256((ctypes.c_char * (t.numel() * t.element_size())).from_address(t.data_ptr())).digest())

@@ -23,12 +23,12 @@ import types
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from exportcore.context import Run
+    from exportcore.reuse.context import ReuseRun
 
 __all__ = ["factory_identity"]
 
 
-def factory_identity(run: Run) -> str | None:
+def factory_identity(run: ReuseRun) -> str | None:
     """Return the factory's part of the identity ("" without one), or None when nothing proves it the same."""
     factory = run.inputs
     if factory is None or run.spec is None:
@@ -39,7 +39,7 @@ def factory_identity(run: Run) -> str | None:
 
     from exportcore.sandbox.python_state import closure
     from exportcore.reuse.eager_code import CodeRecord
-    from exportcore.reuse.identity import values_digest
+    from exportcore.sandbox.tensor_digest import values_digest
     from exportcore.shapes.synth import drawn_for
 
     record = CodeRecord()

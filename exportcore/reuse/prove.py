@@ -9,25 +9,25 @@ from typing import TYPE_CHECKING
 from exportcore.reuse.proof import BeforeCapture, Proof
 
 if TYPE_CHECKING:
-    from exportcore.context import Run
+    from exportcore.reuse.context import ReuseRun
 
 __all__ = ["before_capture", "proof_of"]
 
 
-def before_capture(run: Run, eager_code: str | None = None) -> BeforeCapture:
+def before_capture(run: ReuseRun, eager_code: str | None = None) -> BeforeCapture:
     """Return the run's pre-capture proof, taken once (``run.before_capture``), the model as its snapshot.
 
     ``eager_code``: the digest of the code eager ran on the examples (exportcore.stages.eager takes the
     proof right after eager with it, where a disk store is used); without it the proof holds no part
     across processes.
     """
-    from exportcore.programs.sides import prepare
-    from exportcore.reuse.identity import module_digest, values_digest
+    from exportcore.reuse.identity import module_digest
+    from exportcore.sandbox.tensor_digest import values_digest
     from exportcore.reuse.python_digest import state_digest
 
     if run.before_capture is not None:
         return run.before_capture
-    prepare(run)  # the model as its snapshot: the state eager and every program start from
+    run.model_state.prepare(run.model, run.mode.training)  # the state eager and every program start from
     reference = run.reference
     parts: dict[str, str | None] = dict(
         options=_options(run), values=module_digest(run.model), attributes=state_digest(run.model),
@@ -44,7 +44,7 @@ def before_capture(run: Run, eager_code: str | None = None) -> BeforeCapture:
     return run.before_capture
 
 
-def proof_of(run: Run) -> Proof | None:
+def proof_of(run: ReuseRun) -> Proof | None:
     """Return the run's whole proof, taken once (``run.proof``); None where the run may not share at all."""
     if run.proof is not None:
         return run.proof
@@ -62,7 +62,7 @@ def proof_of(run: Run) -> Proof | None:
     return run.proof
 
 
-def _options(run: Run) -> str | None:
+def _options(run: ReuseRun) -> str | None:
     """Every option that decides what is checked, and what the process runs under; None: not comparable."""
     from exportcore.devices import device_facts
     from exportcore.sandbox.isolation import settings_text
@@ -82,7 +82,7 @@ def _options(run: Run) -> str | None:
     return hashlib.blake2b(repr(options).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
 
-def _draw_settings(run: Run) -> str:
+def _draw_settings(run: ReuseRun) -> str:
     """The hypothesis settings the drawn shapes run under, as exportcore.shapes.explore builds them.
 
     Not the profile as given: its example database is a folder under the checkout, so a result
@@ -99,7 +99,7 @@ def _draw_settings(run: Run) -> str:
         return repr(run.hypothesis_settings)
 
 
-def _across_processes(run: Run, eager_code: str) -> dict[str, str | None]:
+def _across_processes(run: ReuseRun, eager_code: str) -> dict[str, str | None]:
     """The parts a later process must also match: eager's code, the factory, what outside the process decides."""
     from exportcore.reuse.input_factory import factory_identity
     from exportcore.reuse.native_code import native_code

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 from exportcore.reuse.stores import Built
 
 if TYPE_CHECKING:
-    from exportcore.context import Run
+    from exportcore.reuse.context import ReuseRun
     from exportcore.reuse.eager_code import CodeRecord
 
 __all__ = ["keep", "take"]
 
 
-def keep(run: Run, label: str, program: Any, ran: CodeRecord | None = None) -> None:
+def keep(run: ReuseRun, label: str, program: Any, ran: CodeRecord | None = None) -> None:
     """Offer what ``run.ep`` gave to later modes: ``"decomposed"`` (an ExportedProgram, with the code
     its decomposition ran) or ``"round_trip"`` (a bool)."""
     memory = run.session.memory
@@ -48,7 +48,7 @@ def keep(run: Run, label: str, program: Any, ran: CodeRecord | None = None) -> N
         memory.built.ran = ran
 
 
-def take(run: Run, label: str) -> tuple[Any, str] | None:
+def take(run: ReuseRun, label: str) -> tuple[Any, str] | None:
     """Return (``label``'s program or answer, the mode that built it) when another mode built it from this program.
 
     The decomposed program comes back bound to ``run``'s own tensors.
@@ -74,7 +74,7 @@ def take(run: Run, label: str) -> tuple[Any, str] | None:
     return (program, entry.mode) if program is not None else None
 
 
-def _values(run: Run) -> tuple[str, ...] | None:
+def _values(run: ReuseRun) -> tuple[str, ...] | None:
     from exportcore.reuse.prove import proof_of
 
     try:

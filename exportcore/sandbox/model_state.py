@@ -114,6 +114,14 @@ class ModelState:
                         state.tensors.setdefault(name, (v, saved_copy(name, v)))
         return state
 
+    def prepare(self, model: Any, training: bool) -> None:
+        """Put ``model`` back in this snapshot and in train (``training``) or eval mode: where every side starts."""
+        import torch
+
+        self.restore(model)
+        if isinstance(model, torch.nn.Module):
+            model.train(training)
+
     def restore(self, model: Any, *, full: bool = False) -> None:
         """Write the snapshot back into ``model`` in place (tensors shared with exported programs too).
 

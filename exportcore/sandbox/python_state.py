@@ -37,6 +37,8 @@ import types
 import warnings
 from typing import Any
 
+from exportcore.sandbox.tensor_digest import values_digest
+
 __all__ = ["Reader", "Unreadable", "opaque_module", "closure", "code_digest"]
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
@@ -237,8 +239,6 @@ class Reader:
         return ";".join(parts) + self.class_attributes(type(module))
 
     def tensor(self, value: Any) -> str:
-        from exportcore.reuse.identity import values_digest
-
         digest = values_digest(value)  # by value and layout, as the model's own tensors; None: not plain
         if digest is None:
             raise Unreadable(type(value).__name__)

@@ -39,8 +39,4 @@ Recheck = Callable[..., Outcome]
 
 def reset(run: FailedRun) -> None:
     """Put the model back in its snapshot state and its mode's train/eval setting (as the stages do)."""
-    import torch
-
-    run.model_state.restore(run.model)
-    if isinstance(run.model, torch.nn.Module):
-        run.model.train(run.mode.training)
+    run.model_state.prepare(run.model, run.mode.training)

@@ -6,7 +6,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
-from exportcore.programs.small_sizes import failed_size
+from exportcore.checks.small_sizes import failed_size
 from exportcore.diagnosis.explain.bounds import Violation, solve, violations
 from exportcore.diagnosis.explain.example_size import pins_example_size
 from exportcore.diagnosis.explain.specs import render_spec, replace_bounds, spec_changes, unpinned
