@@ -22,6 +22,7 @@ from exportcore.stages import capture as capture_stage
 from exportcore.reuse.prove import before_capture
 from exportcore.targets import get_target, unavailable
 from exportcore.targets.base import flat_tensors
+from exportcore.targets.cache import export_key
 from exportcore.targets.failures import target_failure
 
 if TYPE_CHECKING:
@@ -37,15 +38,14 @@ def remember_export(run: Run, ep: Any) -> None:
 
 
 def _key(run: Run) -> tuple | None:
-    """The case, its export mode and device, and what its capture is a function of (None: not comparable)."""
+    """The case, its export mode and device, what its capture is a function of and the spec it declares
+    (exportcore.targets.cache.export_key; None: not comparable)."""
     try:
         inputs = before_capture(run).capture_key
     except Exception:  # noqa: BLE001 - a model or inputs we cannot read: export again, as without keeping
         return None
-    # The outcome's case id is the same for a case's modes and targets (the plugin strips the column id); the
-    # spec as given, within this process (a Dim is an object of this process).
-    return None if inputs is None else (run.outcome.case_id, run.mode.name, run.device, inputs,
-                                        repr(run.dynamic_shapes))
+    # The outcome's case id is the same for a case's modes and targets (the plugin strips the column id).
+    return None if inputs is None else export_key(run.outcome.case_id, run.mode.name, run.device, inputs, run.spec)
 
 
 @contextlib.contextmanager

@@ -1,11 +1,12 @@
 """The inference exports a session keeps for the targets of a case, so a target does not repeat its mode's export.
 
-The key is the case (case id, export mode, device) and the part of the run's proof a capture is a
-function of (exportcore.reuse.proof.BeforeCapture.capture_key: the model's tensors and Python state and
-the example inputs, by value) with the dynamic-shape spec. A fresh model built with other weights,
-another flag or other inputs misses. On a hit the program's own graph code and tensors are
-fingerprinted again, so an entry that a run or a lowering changed since it was stored is dropped
-rather than served.
+The key (export_key) is the case (case id, export mode, device), the part of the run's proof a capture
+is a function of (exportcore.reuse.proof.BeforeCapture.capture_key: the model's tensors and Python state
+and the example inputs, by value) and the dynamic-shape spec as parsed (exportcore.shapes.ShapeSpec: what
+it declares, not how it is written). A fresh model built with other weights, another flag, other inputs
+or another bound misses; the same spec written as a dict or a tuple, or with its Dims built again, hits.
+On a hit the program's own graph code and tensors are fingerprinted again, so an entry that a run or a
+lowering changed since it was stored is dropped rather than served.
 
 Entries are kept only while the session keeps exports (the plugin turns that on when a target column
 is asked for), at most ``MAX_ENTRIES`` of them: an exported program holds its model's weights.
@@ -15,11 +16,31 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["KeptExports", "MAX_ENTRIES"]
+if TYPE_CHECKING:
+    from exportcore.shapes.spec import ShapeSpec
+
+__all__ = ["KeptExports", "MAX_ENTRIES", "export_key"]
 
 MAX_ENTRIES = 4
+
+
+def export_key(case_id: str, mode: str, device: str, capture_key: str, spec: ShapeSpec | None) -> tuple:
+    """The key a kept export is stored and found under: the case's column, what its capture is a function of
+    (``capture_key``: exportcore.reuse.proof.BeforeCapture.capture_key) and what ``spec`` declares."""
+    return case_id, mode, device, capture_key, _declared(spec)
+
+
+def _declared(spec: ShapeSpec | None) -> tuple | None:
+    """What a parsed spec declares, by value: each root's name, kind and bounds, each tensor axis's root and
+    size in it (``2*d + 1``), and whether its dims are unbacked (a ShapesSpec); None: no spec."""
+    if spec is None:
+        return None
+    roots = tuple(sorted((root.name, root.kind, root.min, root.max) for root in spec.roots.values()))
+    axes = tuple(sorted((slot.path, tuple((axis.key, axis.root, axis.expr) for axis in slot.axes))
+                        for slot in spec.tensors))
+    return roots, axes, spec.runtime_asserts
 
 
 class KeptExports:
