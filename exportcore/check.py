@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from exportcore.case import DEFAULT_CHECKS, Case, EngineOptions
 
@@ -112,7 +112,7 @@ def _check(case: Case, options: EngineOptions, session: EngineSession) -> Outcom
     if run.device != "cpu":
         move_model(run.model, run.device)
         run.args, run.kwargs = move_inputs(run.args, run.kwargs, run.device)
-    _walked(run, options, session)
+    _walked(run, options)
     move_model(run.model, home)  # the user's model goes back where it was
     outcome = run.outcome
     outcome.timings = run.clock.timings
@@ -169,7 +169,7 @@ def _prepared(case: Case, options: EngineOptions, session: EngineSession) -> Run
         target=options.target, device=options.device, target_options=dict(options.target_options or {}),
         session=session,
     )
-def _walked(run: Run, options: EngineOptions, session: EngineSession) -> None:
+def _walked(run: Run, options: EngineOptions) -> None:
     """Walk the pipeline in the model's sandbox under the case's time limit; explain a failure where asked."""
     from exportcore.context import CheckFailed
     from exportcore.diagnosis import failures
@@ -208,17 +208,7 @@ def _walked(run: Run, options: EngineOptions, session: EngineSession) -> None:
         if outcome.status == "failed" and options.explain != "off":
             from exportcore.diagnosis.explain import explain as explain_failure
 
-            outcome.explanation = explain_failure(run, options.explain, _recheck(session), options.timeout)
-
-
-def _recheck(session: EngineSession) -> Callable[..., Outcome]:
-    """check(), in ``session``, for explain's re-checks (which hand back the run's ``cache``: the session's own)."""
-
-    def recheck(model: Any, args: tuple, kwargs: dict[str, Any] | None = None, *, cache: Any = None,
-                **options: Any) -> Outcome:
-        return check(model, args, kwargs, session=session, **options)
-
-    return recheck
+            outcome.explanation = explain_failure(run, options.explain, run_check, options.timeout)
 
 
 def _validated(options: EngineOptions, model: Any, args: Any, kwargs: Any) -> tuple[Mode, str, int | None]:

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from exportcore.programs.under_test import RuntimeSide
     from exportcore.reuse.eager_code import CodeRecord
     from exportcore.reuse.proof import BeforeCapture, Proof
-    from exportcore.reuse.result_cache import ResultCache
     from exportcore.sandbox.model_state import ModelState
     from exportcore.reuse.session import EngineSession
     from exportcore.shapes.spec import ShapeSpec
@@ -58,7 +57,7 @@ class Run:
     target: str | None = None  # exportcore.targets: check this runtime instead of the mode's programs
     device: str = "cpu"
     target_options: Mapping[str, Any] = field(default_factory=dict)
-    #: the stores this walk may take from and donate to, and the engine's caches (exportcore.session)
+    #: the stores this walk may take from and donate to, and the engine's caches (exportcore.reuse.session)
     session: EngineSession = None  # type: ignore[assignment]
 
     model_state: ModelState | None = None  # the model's snapshot every side starts from (set by check())
@@ -86,11 +85,6 @@ class Run:
     proof: Proof | None = None
     #: A target's program under test, its loaded artifact (set by exportcore.stages.runtime).
     runtime: RuntimeSide | None = None
-
-    @property
-    def cache(self) -> ResultCache | None:
-        """The session's result cache (what exportcore.diagnosis.explain hands its re-checks)."""
-        return self.session.cache
 
     def fail(self, failure: Failure, status: str = "failed") -> None:
         """Record ``failure`` as the verdict and stop the pipeline."""

@@ -179,14 +179,15 @@ def test_a_fix_that_does_not_export_is_only_suggested() -> None:
     spec = ShapeSpec.from_export_spec(shapes, (torch.randn(1, 3, 64, 64),))  # the fix reads the parsed spec
     run = SimpleNamespace(
         outcome=Outcome("c", "non_strict", status="failed", failure=failure), spec=spec, model=None, args=(),
-        kwargs={}, mode=SimpleNamespace(name="non_strict"), examples=2, inputs=None, seed=0, cache=None,
+        kwargs={}, mode=SimpleNamespace(name="non_strict"), examples=2, inputs=None, seed=0, session=None,
         findings_as_errors=False, device="cpu", dynamic_shapes=shapes,
     )
     broken = Failure(stage="numerics", category="numerics", exc_type="ValueMismatch", message="outputs differ")
 
-    def recheck(*args, **kwargs):
-        assert kwargs["dynamic_shapes"]["x"][2].min == 33 and kwargs["explain"] == "off"
-        assert kwargs["device"] == "cpu"  # verified on the run's device, where its model and examples are
+    def recheck(case, options, session):
+        assert case.dynamic_shapes["x"][2].min == 33 and options.explain == "off"
+        assert options.device == "cpu"  # verified on the run's device, where its model and examples are
+        assert session is run.session  # the run's own session
         return Outcome("c", "non_strict", status="failed", failure=broken)
 
     fix = corrected_spec(run, recheck)

@@ -1,8 +1,9 @@
 """xdist scheduling by case: a case's modes run on one worker, one after another.
 
-Strict and non-strict export usually capture the same program, and the later mode then takes
-the earlier one's results (exportcore.reuse.memo). xdist's default ``load`` scheduling sends the
-modes of one case to different workers, where they run at the same time and share nothing.
+Strict and non-strict export usually capture the same program, and the later mode then takes the
+earlier one's results from the engine session's memory store (exportcore.reuse.donations). xdist's
+default ``load`` scheduling sends the modes of one case to different workers, where they run at the
+same time and share nothing.
 When the user chose no distribution (``-n N`` alone), the plugin schedules like xdist's
 ``loadscope`` with the case as the scope. A ``--dist`` the user gives is always kept.
 """

@@ -1,12 +1,13 @@
 """``--export-shard=K/N`` selects this shard's tests: whole cases, balanced by their recorded durations.
 
 A case's modes stay on one shard (strict and non-strict often capture one program, and the later mode
-reuses the earlier one's runs: exportcore.reuse.memo). Cases are weighed by the durations a previous report
-or baseline recorded (``--export-durations=report.json``); a case it does not know weighs the median
-of those it knows, or, with no durations at all, its number of items (equal counts). The largest
-cases are placed first, each on the lightest shard so far (ties: the lower shard, then the case id),
-so every shard computes the same assignment from the same collection and file. With pytest-split's
-``--splits/--group`` pytest-split selects; the shard is only recorded, as before.
+takes the earlier one's runs from the engine session's memory store: exportcore.reuse.donations). Cases
+are weighed by the durations a previous report or baseline recorded
+(``--export-durations=report.json``); a case it does not know weighs the median of those it knows, or,
+with no durations at all, its number of items (equal counts). The largest cases are placed first, each
+on the lightest shard so far (ties: the lower shard, then the case id), so every shard computes the same
+assignment from the same collection and file. With pytest-split's ``--splits/--group`` pytest-split
+selects; the shard is only recorded, as before.
 """
 
 from __future__ import annotations

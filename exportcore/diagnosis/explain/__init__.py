@@ -28,7 +28,7 @@ _LOCAL_STAGES = ("capture",)
 def explain(run: Run, depth: str, recheck: Recheck, timeout: float | None = None) -> Explanation | None:
     """Return what could be worked out about the run's failure, or None when there is nothing.
 
-    ``recheck`` is exportcore.check.check, used to re-export a corrected spec.
+    ``recheck`` is exportcore.check.run_check, used to check the case again (a corrected spec, an option).
     """
     from exportcore.diagnosis.explain.fix import corrected_spec, wants_fix
 

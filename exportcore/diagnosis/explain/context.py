@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
+from exportcore.case import Case, EngineOptions
 from exportcore.outcome import Outcome
+
+if TYPE_CHECKING:
+    from exportcore.reuse.session import EngineSession
 
 __all__ = ["FailedRun", "Recheck", "reset"]
 
@@ -30,11 +34,12 @@ class FailedRun(Protocol):
     outcome: Outcome
     spec: Any  # exportcore.shapes.ShapeSpec | None
     model_state: Any
-    cache: Any  # exportcore.reuse.result_cache.ResultCache | None
+    session: EngineSession  # the run's own: a re-check shares its stores like any other check
 
 
-#: exportcore.check.check, passed in by check() itself to re-export a corrected spec.
-Recheck = Callable[..., Outcome]
+#: The engine's one entry, exportcore.check.run_check(case, options, session), passed in by the check itself
+#: to check the case again (a corrected spec, an export option).
+Recheck = Callable[[Case, EngineOptions, "EngineSession"], Outcome]
 
 
 def reset(run: FailedRun) -> None:

@@ -6,6 +6,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from exportcore.case import Case, EngineOptions
 from exportcore.checks.small_sizes import failed_size
 from exportcore.diagnosis.explain.bounds import Violation, solve, violations
 from exportcore.diagnosis.explain.example_size import pins_example_size
@@ -329,12 +330,11 @@ def _verify(run: Run, spec: SpecForm, recheck: Recheck, args: tuple, kwargs: dic
         settings = {"checks": tuple(sorted(run.checks)), "examples": run.examples, "rtol": run.rtol, "atol": run.atol,
                     "findings_as_errors": run.findings_as_errors, "target": run.target, "device": run.device,
                     "target_options": run.target_options}
-    return recheck(
-        run.model, args, kwargs, dynamic_shapes=spec.build(), mode=run.mode.name, inputs=run.inputs,
-        seed=run.seed, case_id=run.outcome.case_id, explain="off",
-        # the re-export is a check like any other: a warm run serves its program-only steps under the same proof
-        cache=run.cache, **settings,
-    )
+    options = EngineOptions(mode=run.mode.name, inputs=run.inputs, seed=run.seed, case_id=run.outcome.case_id,
+                            explain="off", **settings)
+    # the re-export is a check like any other, in the run's session: a warm run serves its program-only steps
+    # under the same proof
+    return recheck(Case(model=run.model, args=args, kwargs=kwargs, dynamic_shapes=spec.build()), options, run.session)
 
 
 def _changes(before: SpecForm, after: SpecForm) -> list[str]:

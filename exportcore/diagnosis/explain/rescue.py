@@ -16,6 +16,7 @@ import contextlib
 import time
 from typing import TYPE_CHECKING, Any, Iterator
 
+from exportcore.case import Case, EngineOptions
 from exportcore.outcome import OptionRescue
 
 if TYPE_CHECKING:
@@ -44,13 +45,13 @@ def option_rescue(run: Run, recheck: Recheck) -> OptionRescue | None:
         if not _available(option):
             continue
         rescue.tried.append(option)
-        with export_config({option: True}):
-            verdict = recheck(
-                run.model, run.args, run.kwargs, dynamic_shapes=run.dynamic_shapes, mode=run.mode.name,
-                inputs=run.inputs, seed=run.seed, case_id=run.outcome.case_id, explain="off",
-                checks=tuple(sorted(run.checks)), examples=run.examples, rtol=run.rtol, atol=run.atol,
-                findings_as_errors=run.findings_as_errors, device=run.device, cache=run.cache,
-            )
+        case = Case(model=run.model, args=run.args, kwargs=run.kwargs, dynamic_shapes=run.dynamic_shapes)
+        options = EngineOptions(
+            mode=run.mode.name, inputs=run.inputs, seed=run.seed, case_id=run.outcome.case_id, explain="off",
+            checks=tuple(sorted(run.checks)), examples=run.examples, rtol=run.rtol, atol=run.atol,
+            findings_as_errors=run.findings_as_errors, device=run.device, export_config={option: True},
+        )
+        verdict = recheck(case, options, run.session)
         if verdict.status == "passed":
             rescue.status, rescue.option = "verified", option
             rescue.findings = sorted({f.kind for f in verdict.findings})
