@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import pytest
 
+# Plugin machinery (options, ids, terminal text, warnings filters): the same on any torch, so .ci/run's
+# oldest-torch step leaves it out.
+pytestmark = pytest.mark.machinery
+
+
 LSTM = """
     import pytest
     import torch

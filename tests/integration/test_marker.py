@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+# Plugin machinery (options, ids, terminal text, warnings filters): the same on any torch, so .ci/run's
+# oldest-torch step leaves it out.
+pytestmark = pytest.mark.machinery
+
+
 MODES = ("strict", "non_strict", "training")
 
 

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+# Plugin machinery (options, ids, terminal text, warnings filters): the same on any torch, so .ci/run's
+# oldest-torch step leaves it out.
+pytestmark = pytest.mark.machinery
+
+
 BAD_MARKERS = {
     "unknown_kwarg": ("modes=['strict'], tolerance=1e-3", "unknown argument 'tolerance'"),
     "unknown_mode": ("modes=['strict', 'eager']", "modes: unknown mode 'eager'"),

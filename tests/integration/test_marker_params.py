@@ -6,6 +6,11 @@ import textwrap
 
 import pytest
 
+# Plugin machinery (options, ids, terminal text, warnings filters): the same on any torch, so .ci/run's
+# oldest-torch step leaves it out.
+pytestmark = pytest.mark.machinery
+
+
 
 def test_marker_given_only_through_pytest_param_exports_the_model(project, verdicts):
     # Was a false pass: the parameter's marker was ignored and the test passed by returning a value.

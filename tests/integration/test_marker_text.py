@@ -7,6 +7,11 @@ import re
 
 import pytest
 
+# Plugin machinery (options, ids, terminal text, warnings filters): the same on any torch, so .ci/run's
+# oldest-torch step leaves it out.
+pytestmark = pytest.mark.machinery
+
+
 RUNS = {"serial": (), "xdist": ("-p", "xdist", "-n", "2", "-p", "no:benchmark")}
 
 TESTS = r'''

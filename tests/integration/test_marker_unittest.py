@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
+# Plugin machinery (options, ids, terminal text, warnings filters): the same on any torch, so .ci/run's
+# oldest-torch step leaves it out.
+pytestmark = pytest.mark.machinery
+
 
 def test_marker_on_a_testcase_method_or_class_is_a_collection_error_naming_the_test(project):
     project.makepyfile(test_m="""

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from exportcore.outcome import Failure, Outcome
 from pytest_export.results.records import Record
 from pytest_export.rendering.summary import summary_lines
+
+# Plugin machinery (options, ids, terminal text, warnings filters): the same on any torch, so .ci/run's
+# oldest-torch step leaves it out.
+pytestmark = pytest.mark.machinery
 
 
 def _record(case: str, mode: str, verdict: str, category: str | None = None, duration: float = 0.1) -> Record:

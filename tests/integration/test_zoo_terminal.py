@@ -7,6 +7,11 @@ import json
 
 import pytest
 
+# Plugin machinery (options, ids, terminal text, warnings filters): the same on any torch, so .ci/run's
+# oldest-torch step leaves it out.
+pytestmark = pytest.mark.machinery
+
+
 pytest.importorskip("torch")
 
 MODELS = '''
