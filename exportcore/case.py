@@ -7,11 +7,14 @@ column (pytest_export.runner.engine_options).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
-__all__ = ["Case", "CHECKS", "DEFAULT_CHECKS", "DEFAULT_EXAMPLES", "EngineOptions"]
+__all__ = ["Case", "CHECKS", "DEFAULT_CHECKS", "DEFAULT_EXAMPLES", "EngineOptions", "EXPORT_KWARGS", "export_kwargs",
+           "exporting_with"]
 
 #: Checks a user can switch on or off (``checks=`` / ``--export-checks``).
 #: numerics: exported module == eager on the example inputs and on drawn shapes.
@@ -24,6 +27,9 @@ CHECKS = ("numerics", "decompose", "serialize", "accept", "reject", "state", "dt
 DEFAULT_CHECKS = CHECKS
 #: Drawn shapes per case and mode when neither the caller nor a hypothesis profile says.
 DEFAULT_EXAMPLES = 10
+#: The names ``export_config`` may carry that are torch.export.export's own keyword arguments (its other
+#: names are torch.fx.experimental._config flags): the capture passes them to the export call.
+EXPORT_KWARGS = ("prefer_deferred_runtime_asserts_over_guards",)
 
 
 @dataclass
@@ -46,7 +52,8 @@ class Case:
 @dataclass(frozen=True)
 class EngineOptions:
     """exportcore.check's keyword arguments (see its docstring), plus ``export_config``: torch's
-    symbolic-shapes config flags set around the check (exportcore.diagnosis.explain.rescue.export_config)."""
+    symbolic-shapes config flags set around the check, and torch.export.export's keyword options
+    (``EXPORT_KWARGS``) passed to its capture (exportcore.diagnosis.explain.rescue.export_config)."""
 
     mode: str = "non_strict"
     checks: Iterable[str] = DEFAULT_CHECKS
@@ -88,3 +95,24 @@ def _is_default(value: Any, f: dataclasses.Field) -> bool:
     # by value only for plain values: an inputs= strategy or factory is compared by identity
     return value is default or (isinstance(value, (bool, int, float, str, tuple)) and type(value) is type(default)
                                 and value == default)
+
+
+def export_kwargs() -> dict[str, Any]:
+    """torch.export.export's keyword options for the check running here (``exporting_with``); {} outside one."""
+    return dict(_EXPORT_KWARGS.get())
+
+
+@contextlib.contextmanager
+def exporting_with(kwargs: Mapping[str, Any]) -> Iterator[None]:
+    """Make ``kwargs`` what ``export_kwargs()`` returns in this context: the capture's export call and the proof
+    read them there, too deep in the walk to be handed the options."""
+    token = _EXPORT_KWARGS.set(tuple(sorted(kwargs.items())))
+    try:
+        yield
+    finally:
+        _EXPORT_KWARGS.reset(token)
+
+
+# Not state: the slot through which a check's capture finds its export options (a ContextVar's value is per context).
+_EXPORT_KWARGS: contextvars.ContextVar[tuple[tuple[str, Any], ...]] = contextvars.ContextVar(
+    "exportcore_export_kwargs", default=())

@@ -2,12 +2,18 @@
 
 Tutorials teach that ``backed_size_oblivious`` avoids the 0/1 specialization; nobody says per model
 whether it does. For a case that fails at capture, constraints or guards with a dynamic spec, each
-option below is tried once: the whole case is checked again under it (every check the case ran,
-the same examples, tolerances and findings rule), and the first that passes is reported as
-"rescued by X (verified)" with the code to write; if none does, that is said too. Options are
-torch's process-wide config (``torch.fx.experimental._config``), set only around the re-check, and
-part of what the result cache's proof reads (exportcore.sandbox.isolation.settings_text): a rescued
-re-check is never served a result found without the option, nor the other way round.
+option below is tried once, least restrictive first: the whole case is checked again under it (every
+check the case ran, the same examples, tolerances and findings rule), and the first that passes is
+reported as "rescued by X (verified)" with the code to write; if none does, that is said too. An option
+is either torch's process-wide config (``torch.fx.experimental._config``), set only around the re-check
+and read by the result cache's proof with the other settings (exportcore.sandbox.isolation.settings_text),
+or one of torch.export.export's keyword arguments (exportcore.case.EXPORT_KWARGS), passed to the
+capture and put in the proof's options: a rescued re-check is never served a result found without
+the option, nor the other way round. A torch without an option skips it.
+
+Unbacked dims (a ShapesSpec, torch 2.14+) are not offered: torch raises a data-dependent error at the
+first branch on an unbacked size where a backed one guards, so they rescue no guard; and a 0/1
+specialization ``backed_size_oblivious`` already rescues without rewriting the user's spec.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import contextlib
 import time
 from typing import TYPE_CHECKING, Any, Iterator
 
-from exportcore.case import Case, EngineOptions
+from exportcore.case import EXPORT_KWARGS, Case, EngineOptions, exporting_with
 from exportcore.outcome import OptionRescue
 
 if TYPE_CHECKING:
@@ -25,8 +31,9 @@ if TYPE_CHECKING:
 
 __all__ = ["OPTIONS", "option_rescue", "wants_rescue", "export_config"]
 
-#: Options retried, in order, by their name in ``torch.fx.experimental._config`` (a torch without one skips it).
-OPTIONS = ("backed_size_oblivious",)
+#: Options retried, in order, least restrictive first: a config flag only changes how torch reasons about sizes;
+#: deferred asserts move the guards torch cannot prove into the program, which checks them at run time.
+OPTIONS = ("backed_size_oblivious", "prefer_deferred_runtime_asserts_over_guards")
 
 
 def wants_rescue(run: Run) -> bool:
@@ -42,7 +49,7 @@ def option_rescue(run: Run, recheck: Recheck) -> OptionRescue | None:
     start = time.perf_counter()
     rescue = OptionRescue(status="none")
     for option in OPTIONS:
-        if not _available(option):
+        if not _available(option, run.dynamic_shapes):
             continue
         rescue.tried.append(option)
         case = Case(model=run.model, args=run.args, kwargs=run.kwargs, dynamic_shapes=run.dynamic_shapes)
@@ -66,18 +73,30 @@ def option_rescue(run: Run, recheck: Recheck) -> OptionRescue | None:
 
 @contextlib.contextmanager
 def export_config(options: dict[str, Any]) -> Iterator[None]:
-    """Set torch's symbolic-shapes config options for the block (``torch.fx.experimental._config.patch``)."""
+    """Set torch's symbolic-shapes config options for the block (``torch.fx.experimental._config.patch``),
+    and make torch.export.export's own options among them (``EXPORT_KWARGS``) the capture's."""
     from torch.fx.experimental import _config
 
-    unknown = sorted(name for name in options if not hasattr(_config, name))
+    exporting = {name: value for name, value in options.items() if name in EXPORT_KWARGS}
+    unknown = sorted(name for name in options if not _available(name))
     if unknown:
-        raise ValueError(f"export_config: {unknown[0]!r} is not an option of torch.fx.experimental._config "
-                         f"in torch {_torch_version()}")
-    with _config.patch(**options):
-        yield
+        where = "torch.export.export" if unknown[0] in EXPORT_KWARGS else "torch.fx.experimental._config"
+        raise ValueError(f"export_config: {unknown[0]!r} is not an option of {where} in torch {_torch_version()}")
+    with _config.patch(**{name: value for name, value in options.items() if name not in exporting}):
+        with exporting_with(exporting):
+            yield
 
 
-def _available(option: str) -> bool:
+def _available(option: str, dynamic_shapes: Any = None) -> bool:
+    """Whether this torch offers ``option`` (export refuses deferred asserts with a ShapesSpec)."""
+    if option in EXPORT_KWARGS:
+        import inspect
+
+        import torch
+
+        from exportcore.shapes.shapes_spec import is_shapes_spec
+
+        return option in inspect.signature(torch.export.export).parameters and not is_shapes_spec(dynamic_shapes)
     try:
         from torch.fx.experimental import _config
     except ImportError:  # pragma: no cover - every supported torch has it
@@ -86,8 +105,11 @@ def _available(option: str) -> bool:
 
 
 def _code(option: str) -> str:
-    return (f"@pytest.mark.exportable(..., export_config={{{option!r}: True}})\n"
-            f"# or around your own export call:\n"
+    marker = f"@pytest.mark.exportable(..., export_config={{{option!r}: True}})\n"
+    if option in EXPORT_KWARGS:
+        return (marker + "# or in your own export call:\n"
+                f"ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes, {option}=True)")
+    return (marker + "# or around your own export call:\n"
             f"with torch.fx.experimental._config.patch({option}=True):\n"
             f"    ep = torch.export.export(model, args, dynamic_shapes=dynamic_shapes)")
 
