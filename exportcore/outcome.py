@@ -31,6 +31,7 @@ __all__ = [
     "Explanation",
     "OptionRescue",
     "Outcome",
+    "ProgramError",
     "ShapeRow",
     "SchemaError",
 ]
@@ -126,6 +127,28 @@ class DimOutcome:
 def _dots(text: str) -> str:
     # "[2, 64]" -> "2..64", "[2, int_oo]" -> "2..∞"
     return text.strip("[]").replace(", ", "..").replace("int_oo", "∞")
+
+
+@dataclass
+class ProgramError:
+    """How close one program came to eager over every input it was compared on, passing or not.
+
+    ``worst_fraction`` is the largest ``|program - eager| / (atol + rtol * |eager|)`` over the elements
+    of every leaf compared (outputs, and in training the buffers and grads), with the tolerances the
+    verdict used: below 1 within the tolerance, 0.9 is close to failing. A leaf that differs with no
+    finite budget (an integer, a NaN position, a shape) counts as the largest float.
+    """
+
+    program: str  # "exported", "decomposed", "reloaded", or a target's runtime ("aoti")
+    worst_fraction: float = 0.0
+    max_abs: float = 0.0  # the largest |program - eager| of any element
+    max_rel: float = 0.0  # the largest relative error where eager is not 0
+    max_ulp: float = 0.0  # the largest distance in representable values of a floating leaf's dtype
+    where: str = ""  # the leaf of the worst fraction ("output[0]", "grads['w']")
+    inputs: str = ""  # the inputs it was seen on: "the example inputs", "a drawn in-range shape (x=[3, 4])"
+    samples: int = 0  # the input sets compared
+    #: the worst leaf was past its tolerance yet forgiven as rounding, judged against a float64 run
+    forgiven: bool = False
 
 
 @dataclass
@@ -240,6 +263,8 @@ class Outcome:
     range_symbols: dict[str, str] = field(default_factory=dict)  # dim name -> torch's symbol for it ("s6")
     #: per declared dynamic dim, what the program made of it (exportcore.checks.dynamism)
     dims: list[DimOutcome] = field(default_factory=list)
+    #: per program compared with eager, its measured error on the examples and drawn shapes (programs/parity.py)
+    numerics: list[ProgramError] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     examples: ExampleStats = field(default_factory=ExampleStats)
     counterexample: Counterexample | None = None

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from exportcore.checks.nonfinite import NOT_COUNTED, nothing_to_compare
 from exportcore.programs.table import add_row, quiet_cell
 from exportcore.diagnosis.classify import EXAMPLE_SHAPE_HINT
+from exportcore.programs.parity import EXAMPLE_INPUTS
 from exportcore.programs.under_test import sides
 from exportcore.programs.sides import prepare
 from exportcore.targets.base import flat_tensors
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = ["run"]
 
-_WHERE = "the example inputs"
+_WHERE = EXAMPLE_INPUTS
 
 
 def run(ctx: Run) -> None:

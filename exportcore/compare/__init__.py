@@ -20,6 +20,9 @@ other floats (fp8) 1.25e-1   1e-3
 Python float       1e-4      1e-5   (usually a ``.item()`` of a float32 value)
 =================  ========  ========
 
+Each leaf compared can be measured on the way (exportcore.compare.measure): its largest
+absolute and relative error and the fraction of its tolerance budget it used, on passes too.
+
 Integers, bools and strings compare exactly. NaN equals NaN when the positions
 agree; +inf/-inf must agree exactly. A tolerance the caller passes replaces the
 default for every floating leaf; passing only one of them keeps the default for
@@ -30,11 +33,12 @@ Importing this module does not import torch.
 
 from __future__ import annotations
 
+from exportcore.compare.measure import UNBOUNDED, LeafError, Meter
 from exportcore.compare.rounding import ROUNDING_FACTOR, Rounding, compare_with_reference
 from exportcore.compare.tolerances import MISMATCH_KINDS, Mismatch, default_tolerances, tolerance_problem
 from exportcore.compare.tree import compare
 
 __all__ = [
-    "Mismatch", "MISMATCH_KINDS", "ROUNDING_FACTOR", "Rounding", "compare", "compare_with_reference",
-    "default_tolerances", "tolerance_problem",
+    "LeafError", "Meter", "Mismatch", "MISMATCH_KINDS", "ROUNDING_FACTOR", "UNBOUNDED", "Rounding", "compare",
+    "compare_with_reference", "default_tolerances", "tolerance_problem",
 ]

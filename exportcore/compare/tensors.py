@@ -5,12 +5,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from exportcore.compare.measure import LeafError, Meter
+from exportcore.compare.measure import finite as bounded
 from exportcore.compare.tolerances import Mismatch, default_tolerances
 
 __all__ = ["compare_tensors", "dense"]
 
 
-def compare_tensors(expected: Any, actual: Any, rtol: float | None, atol: float | None, path: str) -> Mismatch | None:
+def compare_tensors(
+    expected: Any, actual: Any, rtol: float | None, atol: float | None, path: str, meter: Meter | None = None,
+) -> Mismatch | None:
+    """The difference between two tensor leaves, or None; ``meter`` measures their error (compare.measure)."""
     import torch
 
     if expected.shape != actual.shape:
@@ -21,6 +26,8 @@ def compare_tensors(expected: Any, actual: Any, rtol: float | None, atol: float 
         return Mismatch(path, "device", f"{path}: expected device {expected.device}, got {actual.device}")
     exp, act = dense(expected), dense(actual)
     if exp.numel() == 0 or torch.equal(exp, act):
+        if meter is not None:
+            meter.add(LeafError(path, 0.0))
         return None  # the common case: identical outputs need no float64 copies
     if exp.dtype == torch.bool or not (exp.is_floating_point() or exp.is_complex()):
         return _compare_exact(exp, act, path)
@@ -36,6 +43,8 @@ def compare_tensors(expected: Any, actual: Any, rtol: float | None, atol: float 
     zero = torch.zeros((), dtype=torch.float64, device=e.device)
     diff = torch.where(finite, (e - a).abs(), zero)
     tol = atol + rtol * e.abs()
+    if meter is not None:
+        meter.add(_measured(exp, act, diff, tol, e.abs(), finite, path))
     bad = diff > tol
     count = int(bad.sum())
     if count == 0:
@@ -55,6 +64,39 @@ def compare_tensors(expected: Any, actual: Any, rtol: float | None, atol: float 
         f" {max_rel:.3g}; worst at index {index}: expected {_item(exp, index)}, got {_item(act, index)}",
         max_abs=max_abs, max_rel=max_rel, fraction=count / total, worst_index=index,
     )
+
+
+def _measured(exp: Any, act: Any, diff: Any, tol: Any, mag: Any, both_finite: Any, path: str) -> LeafError:
+    """The leaf's error: ``diff`` (0 where either side is not finite) against ``tol``, both per element, in float64."""
+    import torch
+
+    budget = torch.where(tol > 0, diff / torch.where(tol > 0, tol, 1.0), torch.where(diff > 0, math.inf, 0.0))
+    rel = torch.where(mag > 0, diff / torch.where(mag > 0, mag, 1.0), 0.0)
+    return LeafError(path, bounded(float(budget.max())), bounded(float(diff.max())), bounded(float(rel.max())),
+                     _ulps(exp, act, both_finite))
+
+
+#: The integer of each floating dtype's width: its bits, read as an integer, order its values.
+_BITS = {"float16": "int16", "bfloat16": "int16", "float32": "int32", "float64": "int64"}
+
+
+def _ulps(exp: Any, act: Any, both_finite: Any) -> float:
+    """The largest distance between the two, in representable values of their dtype (0 for complex, fp8)."""
+    import torch
+
+    bits = _BITS.get(str(exp.dtype).removeprefix("torch."))
+    if bits is None:
+        return 0.0
+    kind = getattr(torch, bits)
+    lowest = torch.iinfo(kind).min
+
+    def ordered(t: Any) -> Any:
+        # sign and magnitude to one line of integers: -0.0 and 0.0 meet at 0, negatives count down
+        i = t.contiguous().view(kind).to(torch.int64)
+        return torch.where(i < 0, lowest - i, i).to(torch.float64)
+
+    distance = torch.where(both_finite, (ordered(exp) - ordered(act)).abs(), 0.0)
+    return float(distance.max())
 
 
 def _compare_exact(exp: Any, act: Any, path: str) -> Mismatch | None:

@@ -9,6 +9,8 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
+from exportcore.compare.measure import LeafError, Meter
+from exportcore.compare.measure import finite as bounded
 from exportcore.compare.tensors import compare_tensors
 from exportcore.compare.tolerances import PY_FLOAT, Mismatch, tolerance_problem
 
@@ -25,15 +27,19 @@ def compare(
     rtol: float | None = None,
     atol: float | None = None,
     path: str = "output",
+    meter: Meter | None = None,
 ) -> Mismatch | None:
-    """Return the first difference between ``expected`` (eager) and ``actual`` (exported), or None."""
+    """Return the first difference between ``expected`` (eager) and ``actual`` (exported), or None.
+
+    ``meter``: each leaf compared (up to the first that differs) is measured into it (exportcore.compare.measure).
+    """
     for name, value in (("rtol", rtol), ("atol", atol)):
         problem = tolerance_problem(value)
         if problem:
             raise ValueError(f"{name} {problem}")
     if not isinstance(path, str):
         raise TypeError(f"path must be a str, got {type(path).__name__}")
-    return compare_trees(expected, actual, rtol, atol, path)
+    return compare_trees(expected, actual, rtol, atol, path, meter)
 
 
 def leaves_with_paths(obj: Any, path: str = "output") -> list[tuple[str, Any]]:
@@ -115,13 +121,24 @@ def _type_name(obj: Any) -> str:
     return type(obj).__qualname__
 
 
-def compare_trees(expected: Any, actual: Any, rtol: float | None, atol: float | None, path: str) -> Mismatch | None:
+def compare_trees(
+    expected: Any, actual: Any, rtol: float | None, atol: float | None, path: str, meter: Meter | None = None,
+) -> Mismatch | None:
+    found = _walk(expected, actual, rtol, atol, path, meter)
+    if found is not None and meter is not None:
+        meter.differs(found.path, found.max_abs)  # a leaf with no finite budget (a float leaf is measured already)
+    return found
+
+
+def _walk(
+    expected: Any, actual: Any, rtol: float | None, atol: float | None, path: str, meter: Meter | None,
+) -> Mismatch | None:
     if is_tensor(expected):
         if not is_tensor(actual):
             return _type_mismatch(path, expected, actual)
-        return compare_tensors(expected, actual, rtol, atol, path)
+        return compare_tensors(expected, actual, rtol, atol, path, meter)
     if isinstance(expected, _SCALARS):
-        return _compare_scalars(expected, actual, rtol, atol, path)
+        return _compare_scalars(expected, actual, rtol, atol, path, meter)
     exp_children = _children(expected)
     if exp_children is None:
         return _compare_opaque(expected, actual, path)
@@ -136,7 +153,7 @@ def compare_trees(expected: Any, actual: Any, rtol: float | None, atol: float | 
             message = f"{path}: keys differ: {', '.join(said)} (expected keys {list(expected)})"
             return Mismatch(path, "structure", message)
         for key, value in expected.items():
-            found = compare_trees(value, actual[key], rtol, atol, path + _key_suffix(expected, key))
+            found = compare_trees(value, actual[key], rtol, atol, path + _key_suffix(expected, key), meter)
             if found is not None:
                 return found
         return None
@@ -148,7 +165,7 @@ def compare_trees(expected: Any, actual: Any, rtol: float | None, atol: float | 
     for (suffix, exp_child), (act_suffix, act_child) in zip(exp_children, act_children):
         if suffix != act_suffix:
             return Mismatch(path, "structure", f"{path}: expected field {suffix!r}, got {act_suffix!r}")
-        found = compare_trees(exp_child, act_child, rtol, atol, path + suffix)
+        found = compare_trees(exp_child, act_child, rtol, atol, path + suffix, meter)
         if found is not None:
             return found
     return None
@@ -181,7 +198,7 @@ def _compare_opaque(expected: Any, actual: Any, path: str) -> Mismatch | None:
 
 
 def _compare_scalars(
-    expected: Any, actual: Any, rtol: float | None, atol: float | None, path: str
+    expected: Any, actual: Any, rtol: float | None, atol: float | None, path: str, meter: Meter | None = None,
 ) -> Mismatch | None:
     # bool is an int subclass; True vs 1 is a type change, so compare exact types.
     if type(expected) is not type(actual):
@@ -203,6 +220,11 @@ def _compare_scalars(
     rtol = PY_FLOAT[0] if rtol is None else rtol
     atol = PY_FLOAT[1] if atol is None else atol
     diff = abs(exp_c - act_c)
+    if meter is not None:
+        budget = atol + rtol * abs(exp_c)
+        fraction = diff / budget if budget > 0 else (math.inf if diff > 0 else 0.0)
+        rel = diff / abs(exp_c) if exp_c else 0.0
+        meter.add(LeafError(path, bounded(fraction), bounded(diff), bounded(rel)))
     if diff <= atol + rtol * abs(exp_c):
         return None
     rel = diff / abs(exp_c) if exp_c else math.inf

@@ -8,18 +8,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from exportcore.compare import ROUNDING_FACTOR, Mismatch, Rounding, compare, compare_with_reference
+from exportcore.compare import ROUNDING_FACTOR, LeafError, Meter, Mismatch, Rounding, compare, compare_with_reference
 from exportcore.programs.execute import RunResult, clone_tree, run_inference, run_training
 from exportcore.diagnosis.failures import alias_lost
 from exportcore.sandbox.float32_precision import full_float32, reduced_float32
-from exportcore.outcome import Failure
+from exportcore.outcome import Failure, ProgramError
 from exportcore.programs.random_draws import redrawn
 from exportcore.programs.sides import prepare, traced_path
 
 if TYPE_CHECKING:
     from exportcore.programs.context import ProgramRun
 
-__all__ = ["compare_runs", "mismatch_failure", "PROGRAM_NAMES"]
+__all__ = ["EXAMPLE_INPUTS", "compare_runs", "mismatch_failure", "measured", "PROGRAM_NAMES"]
+
+#: How checks and measurements name the case's own inputs (any other input set is named by its shapes).
+EXAMPLE_INPUTS = "the example inputs"
 
 #: How a failure names each program.
 PROGRAM_NAMES = {"exported": "ep.module()", "decomposed": "run_decompositions().module()",
@@ -29,6 +32,7 @@ PROGRAM_NAMES = {"exported": "ep.module()", "decomposed": "run_decompositions().
 def compare_runs(
     run: ProgramRun, label: str, expected: RunResult, actual: RunResult, *, grads: bool = True,
     inputs: tuple[tuple, dict] | None = None, rerun: Callable[[], RunResult] | None = None,
+    where: str = EXAMPLE_INPUTS,
 ) -> Failure | None:
     """Compare one program's run with eager (outputs, buffers after the call, grads); a Failure or None.
 
@@ -36,14 +40,17 @@ def compare_runs(
     eager reference (compare.compare_with_reference), computed only when the plain check fails.
     ``rerun`` runs the program again on them: where float32 math on the run's device may go below
     float32 precision (TF32 on CUDA), a mismatch is judged on eager and the program both run again
-    at full float32 precision (exportcore.sandbox.float32_precision).
+    at full float32 precision (exportcore.sandbox.float32_precision). Each leaf's error is measured
+    into the outcome's numerics (``where``: what the inputs are), on the run the verdict was judged on.
     """
     forgiven: list[Rounding] = []
     full: list[tuple[RunResult, RunResult] | None] = []  # made on the first mismatch that needs it
+    meters: dict[str, Meter] = {}
 
     def check(part: str, keys: Any = None) -> Mismatch | None:
         exp, act = _part(expected, part, keys), _part(actual, part, keys)
-        found = compare(exp, act, rtol=run.rtol, atol=run.atol, path=part)
+        meter = meters[part] = Meter()
+        found = compare(exp, act, rtol=run.rtol, atol=run.atol, path=part, meter=meter)
         if found is None or found.kind != "value" or inputs is None:
             return found
         reduced = reduced_float32(run.device) if rerun is not None else ()
@@ -51,7 +58,8 @@ def compare_runs(
             full.append(_full_precision(run, expected, inputs, rerun))
         if reduced and full[0] is not None:
             exp, act = _part(full[0][0], part, keys), _part(full[0][1], part, keys)
-            found = compare(exp, act, rtol=run.rtol, atol=run.atol, path=part)
+            meter = meters[part] = Meter()  # judged on the full-precision runs: measured there
+            found = compare(exp, act, rtol=run.rtol, atol=run.atol, path=part, meter=meter)
             if found is None or found.kind != "value":
                 _reduced_note(run, reduced, found is None)
                 return found
@@ -60,7 +68,7 @@ def compare_runs(
             return found
         ref = _part(wide, part, keys)
         found = compare_with_reference(exp, act, {} if ref is None else ref, rtol=run.rtol, atol=run.atol, path=part,
-                                       forgiven=forgiven)
+                                       forgiven=forgiven, meter=meter)
         if reduced and full[0] is not None:
             _reduced_note(run, reduced, found is None)
         return found
@@ -76,18 +84,61 @@ def compare_runs(
         if mismatch is not None:
             lost = _lost_tie(mismatch.path, expected, actual)
             if lost:
+                measured(run, label, list(meters.values()), where, inputs)
                 return _alias_failure(label, mismatch, lost)
     if mismatch is None:
         if forgiven:
             _less_precise(run, label, forgiven[0])
+        measured(run, label, list(meters.values()), where, inputs)
         return None
     failure = mismatch_failure(label, mismatch, stage)
     why = redrawn(run, label, failure)
-    if why is not None:  # not the program's fault: a stage rewrote its random ops
+    if why is not None:  # not the program's fault: a stage rewrote its random ops (nothing measured)
         if why not in run.outcome.notes:
             run.outcome.notes.append(why)
         return None
+    measured(run, label, list(meters.values()), where, inputs)
     return failure
+
+
+def measured(run: ProgramRun, label: str, meters: list[Meter], where: str, inputs: tuple[tuple, dict] | None) -> None:
+    """Fold one comparison's measured leaves into the outcome's entry for program ``label`` (its worst, its maxima).
+
+    ``where`` names the inputs; a drawn shape's are named by their shapes, the first time they hold the worst.
+    Beyond the examples, a program proven the same as ``label`` (``run.same_as``) is not run again
+    (exportcore.programs.under_test.sides): what ``label`` measured there is its measurement too.
+    """
+    leaves = [leaf for meter in meters for leaf in meter.leaves.values()]
+    if not leaves:
+        return
+    twins = [] if where == EXAMPLE_INPUTS else [twin for twin, of in run.same_as.items() if of == label]
+    for program in [label, *twins]:
+        _fold(run, program, leaves, where, inputs)
+
+
+def _fold(run: ProgramRun, label: str, leaves: list[LeafError], where: str, inputs: tuple[tuple, dict] | None) -> None:
+    errors = run.outcome.numerics
+    entry = next((e for e in errors if e.program == label), None)
+    if entry is None:
+        entry = ProgramError(program=label)
+        errors.append(entry)
+    entry.samples += 1
+    entry.max_abs = max([entry.max_abs] + [leaf.max_abs for leaf in leaves])
+    entry.max_rel = max([entry.max_rel] + [leaf.max_rel for leaf in leaves])
+    entry.max_ulp = max([entry.max_ulp] + [leaf.max_ulp for leaf in leaves])
+    worst = max(leaves, key=lambda leaf: leaf.fraction)  # the first of equals
+    if entry.samples == 1 or worst.fraction > entry.worst_fraction:
+        entry.worst_fraction, entry.where, entry.forgiven = worst.fraction, worst.path, worst.forgiven
+        entry.inputs = _inputs_text(where, inputs)
+
+
+def _inputs_text(where: str, inputs: tuple[tuple, dict] | None) -> str:
+    if inputs is None or where == EXAMPLE_INPUTS:
+        return where
+    from exportcore.shapes.synth import input_shapes
+
+    shapes = ", ".join(f"{path}={list(shape)}" for path, shape in input_shapes(*inputs).items())
+    return f"{where} ({shapes})" if shapes else where
 
 
 def _less_precise(run: ProgramRun, label: str, rounding: Rounding) -> None:

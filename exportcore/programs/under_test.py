@@ -18,7 +18,7 @@ from exportcore.programs.context import ProgramRun
 from exportcore.programs.parity import PROGRAM_NAMES
 
 if TYPE_CHECKING:
-    from exportcore.compare import Mismatch
+    from exportcore.compare import Meter, Mismatch
     from exportcore.outcome import Failure
     from exportcore.targets.base import Lowered, Runner, Target
 
@@ -138,7 +138,7 @@ class ProgramSide(Side):
         if not values:
             return None
         return compare_runs(run, self.label, reference, actual, grads=self.grads, inputs=inputs,
-                            rerun=lambda: self.call(run, *inputs))
+                            rerun=lambda: self.call(run, *inputs), where=where)
 
     def raised(self, exc: BaseException, where: str) -> Failure:
         from exportcore.diagnosis.classify import classify
@@ -220,20 +220,27 @@ class RuntimeSide(Side):
 
     def compare(self, run: ProgramRun, reference: RunResult, actual: RunResult, where: str,
                 inputs: tuple[tuple, dict], *, values: bool) -> Failure | None:
-        found = self.mismatch(reference, actual)
+        from exportcore.compare import Meter
+        from exportcore.programs.parity import measured
+
+        meter = Meter()
+        found = self.mismatch(reference, actual, meter)
+        if values:  # compared without the numerics check only for its table cell: not measured
+            measured(run, self.label, [meter], where, inputs)
         if found is None:
             return None
         from exportcore.diagnosis.failures import target_numerics
 
         return target_numerics(self.label, found, where, self.tolerance)
 
-    def mismatch(self, reference: RunResult, actual: RunResult) -> Mismatch | None:
-        """How its flat outputs differ from eager's (None: within its tolerance)."""
+    def mismatch(self, reference: RunResult, actual: RunResult, meter: Meter | None = None) -> Mismatch | None:
+        """How its flat outputs differ from eager's (None: within its tolerance); ``meter`` measures each leaf."""
         from exportcore.compare import compare
         from exportcore.targets.base import flat_tensors
 
         rtol, atol = self.tolerance
-        return compare(flat_tensors(reference.outputs), actual.outputs, rtol=rtol, atol=atol, path="output")
+        return compare(flat_tensors(reference.outputs), actual.outputs, rtol=rtol, atol=atol, path="output",
+                       meter=meter)
 
     def raised(self, exc: BaseException, where: str) -> Failure:
         from exportcore.targets.failures import target_failure

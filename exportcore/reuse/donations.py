@@ -63,6 +63,8 @@ class Reuse:
             donation.graph = copy.deepcopy(run.outcome.graph)
         if "drawn shapes" in donation.findings:
             donation.examples = copy.deepcopy(run.outcome.examples)
+        # measured by the numerics and drawn-shape steps, both reusable: a taker's programs are these
+        donation.numerics = copy.deepcopy(run.outcome.numerics)
         run.session.memory.put(self.proof, donation)  # type: ignore[arg-type]
         disk = run.session.disk
         if disk is not None and disk.writes and run.code_records is not None:
@@ -106,6 +108,7 @@ def _take(run: ReuseRun, given: Donation) -> None:
         run.outcome.graph = copy.deepcopy(given.graph)
     if given.examples is not None:
         run.outcome.examples = copy.deepcopy(given.examples)
+    run.outcome.numerics = copy.deepcopy(given.numerics)
     # a disk entry may come from an earlier session or another xdist worker of this one
     where = given.mode if given.origin is None else f"{given.mode}, in another process ({given.origin})"
     run.outcome.notes.append(

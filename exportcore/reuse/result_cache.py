@@ -31,7 +31,7 @@ from pathlib import Path
 from exportcore.reuse.code_witnesses import Witness
 from exportcore.codec import SchemaError, decode, encode, version
 from exportcore.reuse.code_origins import TORCH_DEPENDENCIES
-from exportcore.outcome import ExampleStats, Finding, GraphStats
+from exportcore.outcome import ExampleStats, Finding, GraphStats, ProgramError
 
 __all__ = ["ResultCache", "CACHE_MODES", "FORMAT"]
 
@@ -42,7 +42,8 @@ __all__ = ["ResultCache", "CACHE_MODES", "FORMAT"]
 #: 5: and a witness's closure where a module global holds it (Witness.holder).
 #: 6: witnesses are read again live through the paths that reached them (Witness.paths), by code object.
 #: 7: the identity is the key of exportcore.reuse.proof.Proof (its named parts), not a joined string.
-FORMAT = 7
+#: 8: and each program's measured error (Outcome.numerics): an older entry would serve a pass unmeasured.
+FORMAT = 8
 #: ``off``: neither read nor write; ``read``: take entries, write none (e.g. a PR job on a main
 #: branch's cache); ``write``: check in full, then store; ``on``: both.
 CACHE_MODES = ("off", "read", "write", "on")
@@ -66,6 +67,7 @@ class Entry:
     #: environment variables the walk read beyond the examples, by name: a digest of the value, None when
     #: unset; served only while each still has it
     environ: dict[str, str | None] = field(default_factory=dict)
+    numerics: list[ProgramError] = field(default_factory=list)  # each program's measured error
 
 
 class ResultCache:

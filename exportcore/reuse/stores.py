@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from exportcore.outcome import ExampleStats, Finding, GraphStats
+    from exportcore.outcome import ExampleStats, Finding, GraphStats, ProgramError
     from exportcore.reuse.code_witnesses import Witness
     from exportcore.reuse.proof import Proof
     from exportcore.reuse.result_cache import ResultCache
@@ -41,6 +41,8 @@ class Donation:
     #: (by name: a digest of the value, None when unset): the donation holds only while each is unchanged
     witnesses: list[Witness] | None = None
     environ: dict[str, str | None] = field(default_factory=dict)
+    #: each program's measured error on the examples and drawn shapes (Outcome.numerics)
+    numerics: list[ProgramError] = field(default_factory=list)
 
     def label(self) -> str:
         """Return what ``outcome.reused_from`` names: the mode, or the cache entry's mode and run."""
@@ -136,7 +138,8 @@ class DiskStore:
         if entry is None:
             return None
         return Donation(mode=entry.mode, findings=entry.findings, notes=entry.notes, graph=entry.graph,
-                        examples=entry.examples, origin=entry.run, witnesses=entry.witnesses, environ=entry.environ)
+                        examples=entry.examples, origin=entry.run, witnesses=entry.witnesses, environ=entry.environ,
+                        numerics=entry.numerics)
 
     def put(self, proof: Proof, donation: Donation) -> None:
         key = proof.disk_key
@@ -147,4 +150,4 @@ class DiskStore:
         self.cache.put(key, Entry(format=FORMAT, identity=key, mode=donation.mode, run=run_label(),
                                   findings=donation.findings, notes=donation.notes, graph=donation.graph,
                                   examples=donation.examples, witnesses=donation.witnesses,
-                                  environ=donation.environ))
+                                  environ=donation.environ, numerics=donation.numerics))
