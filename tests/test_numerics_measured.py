@@ -188,3 +188,16 @@ def test_a_leaf_forgiven_as_rounding_reports_its_fraction_and_says_so() -> None:
     assert out.status == "passed", out.failure
     e = errors(out)["exported"]
     assert e.forgiven and e.worst_fraction > 1.0 and e.where == "output"
+
+
+def test_a_targets_runtime_is_measured_against_its_own_budget() -> None:
+    from exportcore.targets import unavailable
+
+    if unavailable("aoti") is not None:
+        pytest.skip(str(unavailable("aoti")))
+    out = exportcore.check(Planted(1e-5), (torch.ones(3, 4),), target="aoti", rtol=0.0, atol=1e-4)
+    assert out.status == "passed", out.failure
+    e = errors(out)["aoti"]  # ep.module(), shown beside it and not judged, is the mode column's to measure
+    assert [x.program for x in out.numerics] == ["aoti"]
+    assert e.worst_fraction == pytest.approx(by_hand(1e-5, 3, rtol=0.0, atol=1e-4)[0], rel=1e-9)
+    assert (e.where, e.inputs) == ("output[0]", "the example inputs")
