@@ -264,7 +264,8 @@ def _validate(model: Any, args: Any, kwargs: Any, mode: str, checks: Any, exampl
 def _target_label(mode: Mode, target: Any, device: Any, options: Any) -> str:
     """Validate target/device/target_options; return the outcome's column key (e.g. ``aoti``, ``strict-cuda``)."""
     from exportcore.devices import DEVICES
-    from exportcore.targets import TARGETS, column_label
+    from exportcore.columns import Column
+    from exportcore.targets import TARGETS
 
     if target is not None and target not in TARGETS:
         raise ValueError(f"target: unknown target {target!r}; expected one of {list(TARGETS)} or None")
@@ -274,7 +275,7 @@ def _target_label(mode: Mode, target: Any, device: Any, options: Any) -> str:
         raise ValueError(f"device: unknown device {device!r}; expected one of {list(DEVICES)}")
     if options is not None and not isinstance(options, Mapping):
         raise TypeError(f"target_options must be a dict or None, got {type(options).__name__}")
-    return column_label(target or mode.name, device)
+    return Column(target or mode.name, device).label
 
 
 def _as_module(model: Any) -> Any:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from exportcore.targets import TARGETS, parse_label
+from exportcore.columns import Column
+from exportcore.targets import TARGETS
 
 __all__ = [
     "Mode", "BUILTIN_MODES", "MODES", "TARGET_MODES", "register_mode", "get_mode", "mode_names", "target_mode_problem",
@@ -39,7 +40,7 @@ def register_mode(mode: Mode) -> None:
     """Make an extra mode available to check(); re-registering the same definition is a no-op."""
     if not isinstance(mode, Mode):
         raise TypeError(f"register_mode() expects a Mode, got {type(mode).__name__}")
-    if mode.name in TARGETS or parse_label(mode.name)[0] != mode.name:
+    if mode.name in TARGETS or Column.parse(mode.name).name != mode.name:
         # A mode's name is its report column and result key, which targets' columns (aoti, strict-cuda)
         # share: the two results would overwrite each other and --export-targets would mean both.
         what = "a target's name" if mode.name in TARGETS else "a device column's name"

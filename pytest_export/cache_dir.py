@@ -23,15 +23,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from pytest_export.session_state import plugin_session
+
 if TYPE_CHECKING:
     from exportcore.reuse.result_cache import ResultCache
     from exportcore.reuse.session import EngineSession
 
 __all__ = ["start_session", "engine_session", "session_cache", "keep_hypothesis_storage"]
 
-_SESSION = pytest.StashKey["EngineSession"]()
-_CACHE = pytest.StashKey["ResultCache | None"]()
-_HYPOTHESIS = pytest.StashKey[bool]()
 #: The folder under pytest's cache dir (``.pytest_cache/d/pytest-export-results``).
 FOLDER = "pytest-export-results"
 
@@ -40,23 +39,25 @@ def start_session(config: pytest.Config) -> None:
     """Make the process's engine session (its result cache is opened at the first engine call); it keeps
     inference exports for targets from the start when the run adds targets to every case."""
     from exportcore.reuse.session import EngineSession
-    from pytest_export.options import OPTIONS
 
-    options = config.stash[OPTIONS]
-    config.stash[_SESSION] = EngineSession(reuse=options.reuse, keep_exports=bool(options.targets))
+    state = plugin_session(config)
+    state.engine = EngineSession(reuse=state.options.reuse, keep_exports=bool(state.options.targets))
 
 
 def engine_session(config: pytest.Config, cache_mode: str = "off") -> EngineSession:
     """Return the process's engine session, its disk store opened on first use (``cache_mode`` on, read or write)."""
-    session = config.stash[_SESSION]
-    if session.reuse and session.disk is None and _CACHE not in config.stash:
+    state = plugin_session(config)
+    session = state.engine
+    if session is None:
+        raise RuntimeError("pytest-export's engine session is asked for before pytest_configure made it")
+    if session.reuse and session.disk is None and not state.result_cache_opened:
         session.use_cache(session_cache(config, cache_mode))
     return session
 
 
 def end_session(config: pytest.Config) -> None:
     """Drop what the session keeps (the inference exports kept for targets hold model weights)."""
-    session = config.stash.get(_SESSION, None)
+    session = plugin_session(config).engine
     if session is not None:
         session.exports.enable(False)
 
@@ -65,27 +66,29 @@ def session_cache(config: pytest.Config, mode: str) -> ResultCache | None:
     """Return the session's ResultCache (made on first use), or None when ``mode`` is off."""
     if mode == "off":
         return None
-    if _CACHE not in config.stash:
+    state = plugin_session(config)
+    if not state.result_cache_opened:
         from exportcore.reuse.result_cache import ResultCache
 
-        config.stash[_CACHE] = None
+        state.result_cache_opened = True
         cache = getattr(config, "cache", None)
         if cache is not None:
             try:
-                config.stash[_CACHE] = ResultCache(cache.mkdir(FOLDER), mode)
+                state.result_cache = ResultCache(cache.mkdir(FOLDER), mode)
             except OSError as error:
                 # A restored CI cache can be damaged (a file where the folder belongs, no write
                 # permission): the cache only ever saves work, so this run checks everything in full.
                 warnings.warn(pytest.PytestWarning(
                     f"pytest-export: the result cache is off for this run: {error}"), stacklevel=1)
-    return config.stash[_CACHE]
+    return state.result_cache
 
 
 def keep_hypothesis_storage(config: pytest.Config) -> None:
     """Point hypothesis' storage at pytest's cache dir, once, where the project has not chosen one."""
-    if config.stash.get(_HYPOTHESIS, False):
+    state = plugin_session(config)
+    if state.hypothesis_home_set:
         return
-    config.stash[_HYPOTHESIS] = True
+    state.hypothesis_home_set = True
     cache = getattr(config, "cache", None)
     if cache is None or os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or (Path.cwd() / ".hypothesis").exists():
         return

@@ -38,10 +38,10 @@ class CaseSeed:
             import torch
         except ImportError:  # the test says so itself, as without the seed
             return (yield)
-        from pytest_export.options import OPTIONS
+        from pytest_export.session_state import plugin_session
 
         state = torch.get_rng_state()
-        torch.manual_seed(case_seed(case, item.config.stash[OPTIONS].seed))
+        torch.manual_seed(case_seed(case, plugin_session(item.config).options.seed))
         try:
             return (yield)
         finally:

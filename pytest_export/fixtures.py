@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
-from pytest_export.options import OPTIONS
+from pytest_export.session_state import plugin_session
 
 if TYPE_CHECKING:
     from exportcore.case import Case
@@ -34,15 +34,16 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
     arguments only; a case that fails to export comes back as an Outcome to assert on.
     """
     item = request.node
-    options = item.config.stash[OPTIONS]
+    options = plugin_session(item.config).options
     seen: dict[tuple[str, str], int] = {}
 
     def check(model: Any, args: tuple, kwargs: dict[str, Any] | None = None, mode: str = "non_strict",
               target: str | None = None, device: str = "cpu", **extra: Any) -> Outcome:
         # Imported at the first call: a plugin module's fixtures load with it, in every session.
         from exportcore.case import Case
+        from exportcore.columns import Column
         from exportcore.devices import DEVICES
-        from exportcore.targets import TARGETS, column_label
+        from exportcore.targets import TARGETS
         from pytest_export.reporting.journal import note_done, note_started
         from pytest_export.marker import ExportSpec
         from pytest_export.results.records import Record
@@ -59,12 +60,11 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
             raise ValueError(f"export_check(): unknown target {target!r}; known: {', '.join(TARGETS)}")
         if device not in DEVICES:
             raise ValueError(f"export_check(): unknown device {device!r}; known: {', '.join(DEVICES)}")
-        column = column_label(target or mode, device)
+        column = Column(target or mode, device)
         start = time.perf_counter()
-        case_id = _unique(extra.pop("case_id", None) or item.nodeid, column, seen)
-        engine_extra: dict[str, Any] = {"mode": mode, **({"device": device} if device != "cpu" else {})}
+        case_id = _unique(extra.pop("case_id", None) or item.nodeid, column.label, seen)
+        engine_extra: dict[str, Any] = {"mode": mode, **column.keywords()}
         if target is not None:
-            engine_extra["target"] = target
             engine_extra["target_options"] = extra.pop("target_options", None)
         elif extra.pop("target_options", None) is not None:
             raise TypeError("export_check(): target_options needs a target")
@@ -77,7 +77,7 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
         outcome = run_engine(item, case, column, engine, raise_bad_arguments=True)
         outcome = settle_outcome(item, case, outcome)
         duration = time.perf_counter() - start
-        record = Record.make(item.nodeid, case_id, column, outcome.status, outcome, duration=duration, source="fixture")
+        record = Record.make(item.nodeid, case_id, column.label, outcome.status, outcome, duration=duration, source="fixture")
         add_record(item, record)
         note_done(item, record)
         return record.outcome  # its texts encodable (made by the codec)

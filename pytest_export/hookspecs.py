@@ -4,17 +4,20 @@ Put implementations in a ``conftest.py`` or a plugin module. Example: add an ``a
 run it yourself, and flag large graphs in every mode::
 
     # conftest.py
-    import exportcore
+    import dataclasses
+
+    from exportcore.check import run_check
 
     def pytest_export_modes(config):
-        return ["aoti"]
+        return ["mine"]
 
-    def pytest_export_run(item, case, mode, options):
-        if mode != "aoti":
+    def pytest_export_run(item, case, column, engine_options, engine_session):
+        if column.name != "mine":
             return None  # not mine: let pytest-export run it
-        outcome = exportcore.check_case(case, "non_strict", **options)
-        outcome.mode = "aoti"
-        ...  # compile with AOTInductor, set outcome.status / outcome.failure
+        options = dataclasses.replace(engine_options, mode="non_strict")
+        outcome = run_check(case, options, engine_session)
+        outcome.mode = column.label
+        ...  # compile it your way, set outcome.status / outcome.failure
         return outcome
 
     def pytest_export_outcome(item, case, outcome):
@@ -37,8 +40,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from exportcore.case import Case
+    from exportcore.case import Case, EngineOptions
+    from exportcore.columns import Column
     from exportcore.outcome import Outcome
+    from exportcore.reuse.session import EngineSession
 
 hookspec = pytest.hookspec
 
@@ -54,10 +59,19 @@ def pytest_export_case(item: pytest.Item, case: Case, mode: str) -> Case | None:
 
 
 @hookspec(firstresult=True)
-def pytest_export_run(item: pytest.Item, case: Case, mode: str, options: dict[str, Any]) -> Outcome | None:
-    """Run ``case`` in ``mode`` and return its Outcome, or None to let the engine run it.
+def pytest_export_run(item: pytest.Item, case: Case, column: Column, engine_options: EngineOptions,
+                      engine_session: EngineSession, mode: str, options: dict[str, Any]) -> Outcome | None:
+    """Run ``case`` in ``column`` and return its Outcome, or None to let the engine run it.
 
-    ``options`` are the keyword arguments pytest-export would pass to ``exportcore.check_case``.
+    ``column`` (exportcore.columns.Column): the mode or target and its device; ``column.label`` is the
+    result key (``strict``, ``aoti-cuda``). ``engine_options`` (exportcore.EngineOptions): what
+    pytest-export would run, ``exportcore.check.run_check(case, engine_options, engine_session)``; for a
+    target its ``mode`` is the export mode the target starts from. ``engine_session``: the process's
+    exportcore.EngineSession. Take only the arguments you use.
+
+    ``mode`` (``column.label``) and ``options`` (check_case's keyword arguments, the session among
+    them, and ``export_mode`` for a column whose export mode differs from its label) are the older,
+    untyped spelling of the same, kept for implementations written against it.
     """
 
 

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from exportcore.case import CHECKS
+from exportcore.columns import Column
 from exportcore.devices import DEVICES
 from exportcore.modes import mode_names, target_mode_problem
-from exportcore.targets import TARGETS, column_label
+from exportcore.targets import TARGETS
 from pytest_export.results.expectation import Expectation
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MARKER", "MARKER_HELP", "MODE_PARAM", "Expectation", "ExportSpec", "MarkerError", "ModeParam", "item_case_id",
-    "item_mode", "item_spec", "markers_of", "parse_marker", "parse_markers", "refused_item",
+    "item_column", "item_mode", "item_spec", "markers_of", "parse_marker", "parse_markers", "refused_item",
 ]
 
 MARKER = "exportable"
@@ -82,18 +83,21 @@ class ExportSpec:
 
 
 class ModeParam(str):
-    """An item's export column (its ``export_mode`` argument), carrying the parsed marker of its test.
+    """An item's export column (its ``export_mode`` argument), carrying the Column and the parsed marker of its test.
 
-    The marker is parsed once, where the test is parametrized (pytest_export.parametrize); pytest
-    hands parameter values on to each item (``item.callspec.params``), so the item reads the spec
-    it was parametrized from instead of parsing its markers again. A str, so a test comparing
-    ``export_mode == "strict"`` or using it as a key sees the column as before.
+    Both are made once, where the test is parametrized (pytest_export.parametrize); pytest hands
+    parameter values on to each item (``item.callspec.params``), so the item reads the column and
+    spec it was parametrized with instead of parsing its label and markers again. A str (the
+    column's label), so a test comparing ``export_mode == "strict"`` or using it as a key sees the
+    column as before.
     """
 
+    column: Column
     spec: ExportSpec
 
-    def __new__(cls, column: str, spec: ExportSpec) -> ModeParam:
-        self = super().__new__(cls, column)
+    def __new__(cls, column: Column, spec: ExportSpec) -> ModeParam:
+        self = super().__new__(cls, column.label)
+        self.column = column
         self.spec = spec
         return self
 
@@ -138,7 +142,7 @@ def parse_marker(args: Sequence[Any], kwargs: Mapping[str, Any], known_modes: Se
         raise MarkerError(f"target_mode {target_mode_problem(target_mode)}")
     target_options = _target_options(kwargs.get("target_options"))
     names = (*(modes if modes is not None else tuple(known_modes)), *TARGETS)
-    expect = _expectations(kwargs.get("expect"), (*names, *(column_label(n, d) for n in names for d in DEVICES)))
+    expect = _expectations(kwargs.get("expect"), names)
     export_config = kwargs.get("export_config") or {}
     if not isinstance(export_config, Mapping) or not all(isinstance(k, str) for k in export_config):
         # the names are checked where torch is loaded (the run), against the installed torch's config
@@ -237,16 +241,18 @@ def _tolerance(arg: str, value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def _expectations(value: Any, modes: Sequence[str]) -> dict[str, Expectation]:
+def _expectations(value: Any, names: Sequence[str]) -> dict[str, Expectation]:
+    """``expect=`` by column label: a mode's or target's name (every device), or one column's label (``strict-cuda``)."""
     if value is None:
         return {}
+    modes = (*names, *(Column(n, d).label for n in names for d in DEVICES))
     if not isinstance(value, Mapping):
         raise MarkerError(f"expect must be a dict {{mode: reason}}, got {type(value).__name__}")
     out: dict[str, Expectation] = {}
     for mode, spec in value.items():
         if mode not in modes:
             raise MarkerError(f"expect names mode {mode!r}, which this test does not run "
-                              f"(modes: {', '.join(dict.fromkeys(m for m in modes if '-' not in m))})")
+                              f"(modes: {', '.join(dict.fromkeys(names))})")
         if isinstance(spec, str):
             if not spec.strip():
                 raise MarkerError(f"expect[{mode!r}] must be a non-empty reason, got {spec!r}")
@@ -334,6 +340,16 @@ def item_mode(item: pytest.Item) -> str | None:
         return None
     mode = callspec.params.get(MODE_PARAM)
     return str(mode) if isinstance(mode, str) else None  # a plain str: it keys records and reports
+
+
+def item_column(item: pytest.Item) -> Column | None:
+    """Return the column of an exportable test item (the one it was parametrized with), or None for any other item."""
+    mode = item_mode(item)
+    if mode is None:
+        return None
+    param = item.callspec.params[MODE_PARAM]  # type: ignore[attr-defined]
+    # a label another plugin put in the mode's place is parsed: a string from outside
+    return param.column if isinstance(param, ModeParam) else Column.parse(mode)
 
 
 def item_case_id(item: pytest.Item, mode: str) -> str:

@@ -32,12 +32,10 @@ import pytest
 from exportcore.case import CHECKS, DEFAULT_CHECKS, DEFAULT_EXAMPLES
 from exportcore.devices import DEVICES
 from exportcore.modes import mode_names, target_mode_problem
-from exportcore.targets import TARGETS, column_label
+from exportcore.columns import Column
+from exportcore.targets import TARGETS
 
-__all__ = ["RunOptions", "OPTIONS", "add_options", "resolve"]
-
-#: The session's resolved options (set in pytest_configure).
-OPTIONS = pytest.StashKey["RunOptions"]()
+__all__ = ["RunOptions", "add_options", "resolve"]
 
 FINDINGS = ("warning", "error")
 #: exportcore.reuse.result_cache.CACHE_MODES, spelled here too: importing the engine here would load it in every session.
@@ -50,7 +48,7 @@ MIN_TIMEOUT_S = 0.1
 
 @dataclass(frozen=True)
 class RunOptions:
-    """The run's export settings; None means "the engine's default"."""
+    """The run's export settings; None means "the engine's default". Kept on the PluginSession (session_state)."""
 
     known_modes: tuple[str, ...]
     modes: tuple[str, ...] | None = None  # --export-modes: run only these
@@ -65,16 +63,16 @@ class RunOptions:
     target_mode: str | None = None  # --export-target-mode: the export a target starts from
 
     def columns_for(self, modes: tuple[str, ...] | None, targets: tuple[str, ...] | None,
-                    devices: tuple[str, ...] | None) -> list[str]:
-        """Return a test's result keys: its modes and targets on each of its devices (cpu ids unchanged)."""
+                    devices: tuple[str, ...] | None) -> list[Column]:
+        """Return a test's columns: its modes and targets on each of its devices (cpu ids unchanged)."""
         names = [*self.modes_for(modes), *dict.fromkeys([*(targets or ()), *self.targets])]
         chosen = devices if devices is not None else self.devices or ("cpu",)
-        return [column_label(n, d) for d in chosen for n in names]
+        return [Column(n, d) for d in chosen for n in names]
 
-    def known_columns(self) -> tuple[str, ...]:
-        """Return every result key this run can produce (for node ids of crashed workers)."""
+    def known_columns(self) -> tuple[Column, ...]:
+        """Return every column this run can produce (for node ids of crashed workers, the matrix's order)."""
         names = [*self.known_modes, *TARGETS]
-        return tuple(column_label(n, d) for d in DEVICES for n in names)
+        return tuple(Column(n, d) for d in DEVICES for n in names)
     explain: bool = False  # --export-explain: submodule search and draft_export on failing cases
     reuse: bool = True  # --export-no-reuse turns off sharing runs between modes with the same program
     slowest: int = 0  # --export-slowest: list the N slowest exports in the terminal summary

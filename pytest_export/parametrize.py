@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from exportcore.columns import Column
 from pytest_export.marker import MARKER, MODE_PARAM, ExportSpec, MarkerError, ModeParam, markers_of, parse_markers
 from pytest_export.options import RunOptions
 
@@ -29,7 +30,7 @@ def parametrize_modes(metafunc: pytest.Metafunc, options: RunOptions) -> None:
             spec = _spec_or_fail(metafunc.definition.nodeid, base, options.known_modes)
             _parametrize(metafunc, options.columns_for(spec.modes, spec.targets, spec.devices), spec)
         return
-    columns: dict[str, list[str]] = {}
+    columns: dict[str, list[Column]] = {}
     specs: dict[str, ExportSpec] = {}
     for call in calls:
         markers = markers_of(metafunc.definition, call.marks)
@@ -48,8 +49,9 @@ def parametrize_modes(metafunc: pytest.Metafunc, options: RunOptions) -> None:
         # left with none (its modes all outside --export-modes) drops out here; the columns of the
         # others keep the list non-empty.
         metafunc._calls[:] = [
-            dataclasses.replace(c, params={**c.params, MODE_PARAM: ModeParam(c.params[MODE_PARAM], specs[_call_id(c)])})
-            for c in metafunc._calls if c.params[MODE_PARAM] in columns[_call_id(c)]
+            dataclasses.replace(c, params={**c.params, MODE_PARAM: ModeParam(c.params[MODE_PARAM].column,
+                                                                             specs[_call_id(c)])})
+            for c in metafunc._calls if c.params[MODE_PARAM].column in columns[_call_id(c)]
         ]
 
 
@@ -71,8 +73,8 @@ def _call_id(call: Any) -> str:
     return "-".join(call._idlist[:-1])
 
 
-def _parametrize(metafunc: pytest.Metafunc, modes: list[str], spec: ExportSpec) -> None:
+def _parametrize(metafunc: pytest.Metafunc, columns: list[Column], spec: ExportSpec) -> None:
     if MODE_PARAM not in metafunc.fixturenames:
         # A test may take export_mode as an argument; otherwise make room for the parameter.
         metafunc.fixturenames.append(MODE_PARAM)
-    metafunc.parametrize(MODE_PARAM, [ModeParam(mode, spec) for mode in modes], ids=modes)
+    metafunc.parametrize(MODE_PARAM, [ModeParam(column, spec) for column in columns], ids=[c.label for c in columns])

@@ -35,12 +35,12 @@ from exportcore.modes import mode_names
 from pytest_export import hookspecs
 from pytest_export.cache_dir import end_session, engine_session, start_session
 from pytest_export.fixtures import export_check  # noqa: F401 - a plugin module's fixtures are registered
-from pytest_export.marker import MARKER_HELP, MODE_PARAM, item_mode, item_spec, refused_item
-from pytest_export.options import OPTIONS, add_options, resolve
+from pytest_export.marker import MARKER_HELP, MODE_PARAM, item_column, item_mode, item_spec, refused_item
+from pytest_export.options import add_options, resolve
 from pytest_export.parametrize import parametrize_modes
 from pytest_export.reporting.options import add_options as add_report_options
 from pytest_export.reporting.options import reporting_wanted
-from pytest_export.session_state import ITEM_PENDING, ITEM_RECORDS, RECORDS, SELECTED, distributed
+from pytest_export.session_state import ITEM_PENDING, ITEM_RECORDS, distributed, plugin_session
 from pytest_export.distributed.threads import share_threads
 from pytest_export.distributed.xdist_workers import XdistController, is_worker, publish_selected
 
@@ -84,10 +84,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     """Register the marker, resolve options, set up controller-side state."""
     config.addinivalue_line("markers", MARKER_HELP)
-    config.stash[OPTIONS] = resolve(config, _known_modes(config))
+    session = plugin_session(config)  # the zoo's pytest_configure, called first, made it already
+    session.resolved = resolve(config, _known_modes(config))
     start_session(config)  # one engine session for the process: every engine call passes it
-    config.stash[RECORDS] = []
-    config.stash[SELECTED] = set()
     from pytest_export.case_seed import CaseSeed
 
     config.pluginmanager.register(CaseSeed(), "export-case-seed")
@@ -108,10 +107,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(SuiteProperties(config), "export-junit")
         config.pluginmanager.register(ErrorsAsErrors(config), "export-junit-errors")
     if config.pluginmanager.hasplugin("xdist"):
-        config.pluginmanager.register(XdistController(config, config.stash[OPTIONS].known_columns()), "export-xdist")
+        config.pluginmanager.register(XdistController(config, session.options.known_columns()), "export-xdist")
         from pytest_export.distributed.scheduling import CaseScheduler
 
-        config.pluginmanager.register(CaseScheduler(config.stash[OPTIONS].known_columns()), "export-scheduling")
+        config.pluginmanager.register(CaseScheduler(session.options.known_columns()), "export-scheduling")
         if distributed(config):
             from pytest_export.reporting.journal import InflightDir
 
@@ -129,7 +128,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     """Show the run's export settings when they are not the defaults, or with -v."""
-    options = config.stash[OPTIONS]
+    options = plugin_session(config).options
     changed = any(v is not None for v in (options.modes, options.checks, options.examples, options.timeout,
                                           options.devices, options.target_mode)) or bool(options.targets)
     if not (changed or options.findings_as_errors or config.get_verbosity() > 0):
@@ -149,16 +148,16 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 @pytest.hookimpl(trylast=True)  # after the user's parametrize, so ids read test_x[4-strict]
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Parametrize every exportable test over its export modes (per parameter, where pytest.param carries the marker)."""
-    parametrize_modes(metafunc, metafunc.config.stash[OPTIONS])
+    parametrize_modes(metafunc, plugin_session(metafunc.config).options)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
     """Call an exportable test, take the case it returns, and export it in the item's mode."""
-    mode = item_mode(pyfuncitem)
-    if mode is None:
+    column = item_column(pyfuncitem)
+    if column is None:
         return None
-    options = pyfuncitem.config.stash[OPTIONS]
+    options = plugin_session(pyfuncitem.config).options
     spec = item_spec(pyfuncitem, options.known_modes)
     funcargs = pyfuncitem.funcargs
     testargs = {arg: funcargs[arg] for arg in pyfuncitem._fixtureinfo.argnames}
@@ -167,14 +166,14 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
     problem = None
     try:
-        result = call_bounded(pyfuncitem, mode, spec, options, "the test's body", lambda: pyfuncitem.obj(**testargs))
+        result = call_bounded(pyfuncitem, column, spec, options, "the test's body", lambda: pyfuncitem.obj(**testargs))
     except AssertionError as exc:  # torch refusing a Dim the test builds: one clear line, not its traceback
         problem = explain_dim_error(exc)
         if problem is None:
             raise
     if problem is not None:
         raise InvalidDim(problem)
-    run_exportable(pyfuncitem, result, mode, spec, options)
+    run_exportable(pyfuncitem, result, column, spec, options)
     return True
 
 
@@ -227,7 +226,7 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
     """Make a collection error of exportable tests that could not be checked truthfully (see refused_item)."""
     report = yield
     if report.passed and report.result:
-        known = collector.config.stash[OPTIONS].known_modes
+        known = plugin_session(collector.config).options.known_modes
         problems = [p for p in (refused_item(node, item_mode(node), known) for node in report.result) if p]
         if problems:
             report.outcome = "failed"
@@ -242,7 +241,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, Any, Any]:
     if item_mode(item) is not None or "export_check" in getattr(item, "fixturenames", ()):
         from pytest_export.time_limits import pytest_timeout_share
 
-        if item.config.stash[OPTIONS].timeout is not None or pytest_timeout_share(item) is not None:
+        if plugin_session(item.config).options.timeout is not None or pytest_timeout_share(item) is not None:
             from exportcore.sandbox.deadline import warm_up
 
             # Charged to a test, torch's first lazy imports (seconds) would exceed a healthy case's
@@ -255,7 +254,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, Any, Any]:
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_export_run(item: pytest.Item, case: Any, mode: str, options: dict[str, Any]) -> None:
+def pytest_export_run(item: pytest.Item) -> None:
     """Keep a test-wide alarm (pytest-timeout's signal method) out of imports while the case runs."""
     from exportcore.sandbox.deadline import guard_outer_alarm
 
@@ -284,7 +283,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if is_worker(session.config):
         publish_selected(session.config, keys)
     else:
-        session.config.stash[SELECTED].update(keys)
+        plugin_session(session.config).selected.update(keys)
 
 
 class Controller:
@@ -292,6 +291,7 @@ class Controller:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.session = plugin_session(config)
         self.owners: Any = None  # unique_keys.KeyOwners, made with the first record
         self.zoo_first = False  # the matrix was printed ahead of pytest's FAILURES (a zoo run)
 
@@ -310,8 +310,8 @@ class Controller:
         records = decode(report)
         admitted = [self.owners.admit(record) for record in records]
         for record in admitted:
-            self.config.stash[RECORDS].append(record)
-            self.config.stash[SELECTED].add(record_key(record))
+            self.session.records.append(record)
+            self.session.selected.add(record_key(record))
         problems = [new.outcome.failure.message for old, new in zip(records, admitted) if new is not old]
         if problems:
             attach(report, admitted)  # the journal and junit read the report after us
@@ -326,7 +326,7 @@ class Controller:
         """
         from pytest_export.rendering.zoo_rates import family_of
 
-        self.zoo_first = any(family_of(r.case) for r in self.config.stash[RECORDS])
+        self.zoo_first = any(family_of(r.case) for r in self.session.records)
         if self.zoo_first:
             self._matrix(terminalreporter, "export zoo: pass rates, failure causes, matrix")
         return (yield)
@@ -337,13 +337,13 @@ class Controller:
             self._matrix(terminalreporter, "export matrix")
 
     def _matrix(self, terminalreporter: Any, title: str) -> None:
-        if self.config.get_verbosity() < -1 or not self.config.stash[RECORDS]:
+        if self.config.get_verbosity() < -1 or not self.session.records:
             return
         from pytest_export.rendering.summary import MAX_ROWS, summary_lines
 
         full = self.config.get_verbosity() > 0
-        options = self.config.stash[OPTIONS]
-        lines = summary_lines(self.config.stash[RECORDS], options.known_columns(),
+        options = self.session.options
+        lines = summary_lines(self.session.records, [c.label for c in options.known_columns()],
                               max_rows=None if full else MAX_ROWS, slowest=options.slowest, verbose=full)
         if lines:
             terminalreporter.write_sep("=", title)

@@ -17,17 +17,18 @@ from typing import Any, Callable, TypeVar
 import pytest
 
 from exportcore.case import Case, EngineOptions
+from exportcore.columns import Column
 from exportcore.diagnosis.failures import case_not_checked, finding_filtered_to_error
 from exportcore.outcome import Outcome
 from pytest_export.rendering import failure_text as explain
 from pytest_export.cache_dir import keep_hypothesis_storage
 from pytest_export.finding_warnings import ExportFindingWarning, warning_for
 from pytest_export.marker import ExportSpec, item_case_id
-from pytest_export.options import OPTIONS, RunOptions
+from pytest_export.options import RunOptions
 from pytest_export.results.records import Expectation, Record
 from pytest_export.results.sanitize import clean_text, shown_text
 from pytest_export.results.verdicts import FAILING, verdict_of
-from pytest_export.session_state import ITEM_PENDING, ITEM_RECORDS
+from pytest_export.session_state import ITEM_PENDING, ITEM_RECORDS, plugin_session
 from pytest_export.time_limits import time_limit
 from pytest_export.torch_logs import torch_logs_hidden
 
@@ -112,45 +113,36 @@ def engine_options(item: pytest.Item, case: Case, spec: ExportSpec | None, optio
     return EngineOptions.for_case(case, **{**kwargs, **column})
 
 
-def column_options(column: str, spec: ExportSpec | None, options: RunOptions) -> dict[str, Any]:
-    """Return the engine mode and the target/device options of a result key (``aoti-cuda``)."""
-    from exportcore.targets import TARGETS, parse_label
-
-    name, device = parse_label(column)
-    extra: dict[str, Any] = {} if device == "cpu" else {"device": device}
-    if name not in TARGETS:
-        return {"mode": name, **extra}
-    extra["target"] = name
-    target_options = (spec.target_options if spec else {}).get(name)
+def column_options(column: Column, spec: ExportSpec | None, options: RunOptions) -> dict[str, Any]:
+    """Return the engine mode and the target/device options of a column (a target starts from an export mode)."""
+    extra = column.keywords()
+    if not column.is_target:
+        return {"mode": column.name, **extra}
+    target_options = (spec.target_options if spec else {}).get(column.name)
     if target_options:
         extra["target_options"] = dict(target_options)
     return {"mode": (spec.target_mode if spec else None) or options.target_mode or "non_strict", **extra}
 
 
-def run_engine(item: pytest.Item, case: Case, column: str, options: EngineOptions, *,
+def run_engine(item: pytest.Item, case: Case, column: Column, options: EngineOptions, *,
                raise_bad_arguments: bool = False) -> Outcome:
     """Return the Outcome of one (case, column) from a plugin's pytest_export_run or the engine.
 
-    ``column`` is the result key: a mode, or a target (``options.mode`` then names the export mode
-    it starts from), with ``-cuda`` for another device.
+    ``column`` is a mode, or a target (``options.mode`` then names the export mode it starts from), on a device.
     """
     with torch_logs_hidden(not wants_traceback(item.config)):
         return _run_engine(item, case, column, options, raise_bad_arguments)
 
 
-def _run_engine(item: pytest.Item, case: Case, column: str, options: EngineOptions,
+def _run_engine(item: pytest.Item, case: Case, column: Column, options: EngineOptions,
                 raise_bad_arguments: bool) -> Outcome:
     from pytest_export.cache_dir import engine_session
 
-    run = item.config.stash[OPTIONS] if OPTIONS in item.config.stash else None
+    run = plugin_session(item.config).resolved
     session = engine_session(item.config, run.cache if run is not None else "off")
-    # the hook's options: check_case's keyword arguments (and, for a target, the mode it exports in)
-    hooked = {"findings_as_errors": options.findings_as_errors, **options.keywords(), "session": session}
-    if options.mode != column:
-        hooked["export_mode"] = options.mode
-    if options.export_config:
-        hooked["export_config"] = dict(options.export_config)
-    outcome = item.ihook.pytest_export_run(item=item, case=case, mode=column, options=hooked)
+    outcome = item.ihook.pytest_export_run(item=item, case=case, column=column, engine_options=options,
+                                           engine_session=session, mode=column.label,
+                                           options=_hook_options(column, options, session))
     if outcome is not None:
         return outcome
     from exportcore.check import run_check
@@ -171,6 +163,16 @@ def _run_engine(item: pytest.Item, case: Case, column: str, options: EngineOptio
     except Exception as exc:  # noqa: BLE001 - an engine bug must not lose the record
         return error_outcome(options.case_id, options.mode, type(exc).__name__, f"internal error: {exc}",
                              category="internal", tb=traceback.format_exc())
+
+
+def _hook_options(column: Column, options: EngineOptions, session: Any) -> dict[str, Any]:
+    """The hook's older, untyped ``options``: check_case's keyword arguments, and for a target the mode it exports in."""
+    hooked = {"findings_as_errors": options.findings_as_errors, **options.keywords(), "session": session}
+    if options.mode != column.label:
+        hooked["export_mode"] = options.mode
+    if options.export_config:
+        hooked["export_config"] = dict(options.export_config)
+    return hooked
 
 
 def error_outcome(case_id: str, mode: str, exc_type: str, message: str, *, category: str = "input",
@@ -227,14 +229,13 @@ def add_record(item: pytest.Item, record: Record) -> None:
     item.stash.setdefault(ITEM_RECORDS, []).append(record)
 
 
-def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, options: RunOptions) -> None:
-    """Export what the test returned in ``mode``, record it, and raise unless it passes (or xfails)."""
+def run_exportable(item: pytest.Item, result: Any, column: Column, spec: ExportSpec, options: RunOptions) -> None:
+    """Export what the test returned in ``column``, record it, and raise unless it passes (or xfails)."""
     start = time.perf_counter()
+    mode = column.label
     case_id = item_case_id(item, mode)
-    from exportcore.targets import parse_label
-
     expectations = _expectations(item, spec)
-    expect = expectations.get(mode) or expectations.get(parse_label(mode)[0])
+    expect = expectations.get(mode) or expectations.get(column.name)
     case: Case | None = None
     try:
         case = case_from_result(result, spec)
@@ -242,20 +243,19 @@ def run_exportable(item: pytest.Item, result: Any, mode: str, spec: ExportSpec, 
         outcome = error_outcome(case_id, mode, "TypeError", f"{item.nodeid}: {exc}")
     else:
         case = item.ihook.pytest_export_case(item=item, case=case, mode=mode) or case
-        column = column_options(mode, spec, options)
-        engine_mode = column["mode"]
+        engine = column_options(column, spec, options)
         if expect is not None and not options.explain:
-            column["explain"] = "off"  # a declared expected failure is known: no fix to compute
-        outcome = run_engine(item, case, mode, engine_options(item, case, spec, options, case_id, **column))
-        if expect is None and engine_mode != parse_label(mode)[0] and _before_lowering(outcome):
+            engine["explain"] = "off"  # a declared expected failure is known: no fix to compute
+        outcome = run_engine(item, case, column, engine_options(item, case, spec, options, case_id, **engine))
+        if expect is None and column.is_target and _before_lowering(outcome):
             # The target's own export failed: the failure its export mode is expected to have.
-            expect = expectations.get(engine_mode)
+            expect = expectations.get(engine["mode"])
     exc = _conclude(item, case, case_id, mode, outcome, expect, start)
     if exc is not None:
         raise exc
 
 
-def call_bounded(item: pytest.Item, mode: str, spec: ExportSpec, options: RunOptions, what: str,
+def call_bounded(item: pytest.Item, column: Column, spec: ExportSpec, options: RunOptions, what: str,
                  body: Callable[[], _T]) -> _T:
     """Return ``body()``, what builds the case (a marker test's body, a zoo factory), stopped at the time limit.
 
@@ -278,7 +278,6 @@ def call_bounded(item: pytest.Item, mode: str, spec: ExportSpec, options: RunOpt
         timeout = stopped
     from exportcore.diagnosis.failures import case_timeout
     from exportcore.diagnosis.sources import user_source
-    from exportcore.targets import parse_label
 
     seconds = timeout.limit if timeout.limit is not None else limit
     failure = case_timeout("input", f"{item.nodeid}: {what} ran past the time limit of {seconds:g} s before "
@@ -286,9 +285,10 @@ def call_bounded(item: pytest.Item, mode: str, spec: ExportSpec, options: RunOpt
     option = "--export-timeout" if options.timeout is not None else "pytest-timeout's limit"
     failure.hint = f"{what} hung or is too slow; raise {option} if it is only slow"
     failure.source = user_source(timeout)
+    mode = column.label
     case_id = item_case_id(item, mode)
     expectations = _expectations(item, spec)
-    expect = expectations.get(mode) or expectations.get(parse_label(mode)[0])
+    expect = expectations.get(mode) or expectations.get(column.name)
     outcome = Outcome(case_id=case_id, mode=mode, status="timeout", failure=failure)
     exc = _conclude(item, None, case_id, mode, outcome, expect, start)
     # (a pytest_export_outcome hook may have passed it; the case still does not exist)
@@ -335,10 +335,6 @@ def _before_lowering(outcome: Outcome) -> bool:
         "eager", "capture", "constraints")
 
 
-#: Finding kinds already shown in this process's warnings summary (without -v, one of each).
-_SHOWN_KINDS = pytest.StashKey[set]()
-
-
 def warn_findings(item: pytest.Item, outcome: Outcome) -> None:
     """Surface warning-level findings in pytest's warnings summary, located at the user's test.
 
@@ -349,7 +345,7 @@ def warn_findings(item: pytest.Item, outcome: Outcome) -> None:
     the outcome fails on that finding, as with ``--export-findings=error``, so the record and
     pytest agree.
     """
-    shown = item.config.stash.setdefault(_SHOWN_KINDS, set())
+    shown = plugin_session(item.config).shown_kinds
     every = item.config.get_verbosity() > 0
     for f in outcome.findings:
         if f.severity != "warning":

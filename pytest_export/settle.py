@@ -25,6 +25,7 @@ from exportcore.diagnosis.failures import failed_after_export
 from exportcore.outcome import Outcome
 from pytest_export.results.records import Expectation, Record
 from pytest_export.results.verdicts import after_pytest
+from pytest_export.session_state import plugin_session
 
 __all__ = ["Pending", "refer_to_earlier", "settle"]
 
@@ -69,10 +70,6 @@ def settle(pending: Pending, report: pytest.TestReport, excinfo: Any) -> Record:
                        duration=pending.duration)
 
 
-#: (case id, failure text without its first line) -> the mode whose report showed it in full.
-_SHOWN = pytest.StashKey[dict]()
-
-
 def refer_to_earlier(item: pytest.Item, case_id: str, mode: str, exc: BaseException | None,
                      full: bool) -> BaseException | None:
     """Return the exception the test raises: ``exc``, or a short one naming the mode that showed the same failure.
@@ -82,7 +79,7 @@ def refer_to_earlier(item: pytest.Item, case_id: str, mode: str, exc: BaseExcept
     if full or exc is None or not hasattr(exc, "headline"):
         return exc
     head, _, body = exc.msg.partition("\n")
-    shown = item.config.stash.setdefault(_SHOWN, {})
+    shown = plugin_session(item.config).shown_failures
     first = shown.setdefault((case_id, body), mode)
     if first == mode:
         return exc

@@ -136,9 +136,9 @@ class ExportableMixin:
             if unknown:
                 raise ValueError(f"assertExportable(): unknown mode {unknown[0]!r}; known: {', '.join(known)}")
             return list(wanted) if wanted is not None else list(known)
-        from pytest_export.options import OPTIONS
+        from pytest_export.session_state import plugin_session
 
-        run_options = item.config.stash[OPTIONS]
+        run_options = plugin_session(item.config).options
         if wanted is not None:
             unknown = [m for m in wanted if m not in run_options.known_modes]
             if unknown:

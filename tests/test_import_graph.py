@@ -57,6 +57,7 @@ LAYERS: dict[str, list[tuple[str, ...]]] = {
         ("exportcore.shapes",),  # the parsed spec, drawn and out-of-spec shapes
         ("exportcore.guards",),
         ("exportcore.targets",),  # the adapters (no stage, no check)
+        ("exportcore.columns",),  # a result's column: a mode or a target, on a device
         ("exportcore.modes",),
         ("exportcore.reuse",),  # the proof and the stores
         ("exportcore.programs",),  # the programs under test, run and compared with eager

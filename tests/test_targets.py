@@ -11,7 +11,8 @@ from torch.export import Dim  # noqa: E402
 
 import exportcore  # noqa: E402
 from exportcore.reuse.session import EngineSession  # noqa: E402
-from exportcore.targets import column_label, parse_label, unavailable  # noqa: E402
+from exportcore.columns import Column  # noqa: E402
+from exportcore.targets import unavailable  # noqa: E402
 from exportcore.targets.cache import KeptExports  # noqa: E402
 from exportcore.targets.failures import target_failure, unsupported_operator  # noqa: E402
 
@@ -209,9 +210,9 @@ def test_unavailable_target_is_a_skip_naming_what_is_missing(monkeypatch):
 
 
 def test_labels_round_trip():
-    assert column_label("strict") == "strict" and column_label("aoti", "cuda") == "aoti-cuda"
-    assert parse_label("non_strict-cuda") == ("non_strict", "cuda")
-    assert parse_label("non_strict") == ("non_strict", "cpu")
+    assert Column("strict").label == "strict" and Column("aoti", "cuda").label == "aoti-cuda"
+    assert Column.parse("non_strict-cuda") == Column("non_strict", "cuda")
+    assert Column.parse("non_strict") == Column("non_strict", "cpu")
 
 
 def test_a_runtime_differing_on_a_drawn_shape_names_the_mismatch_not_the_tolerances():

@@ -17,7 +17,7 @@ from exportcore.devices import DEVICES
 if TYPE_CHECKING:
     from exportcore.targets.base import Target
 
-__all__ = ["TARGETS", "DEVICES", "column_label", "get_target", "parse_label", "unavailable"]
+__all__ = ["TARGETS", "DEVICES", "get_target", "unavailable"]
 
 #: Built-in targets, in report column order.
 TARGETS = ("aoti", "onnx", "executorch")
@@ -39,15 +39,3 @@ def unavailable(name: str) -> str | None:
         missing[name] = get_target(name).missing()
     return missing[name]
 
-
-def column_label(name: str, device: str = "cpu") -> str:
-    """Return the result key of a mode or target on a device: ``strict``, ``aoti``, ``strict-cuda``."""
-    return name if device == "cpu" else f"{name}-{device}"
-
-
-def parse_label(label: str) -> tuple[str, str]:
-    """Return ``(mode or target, device)`` of a result key made by column_label()."""
-    base, sep, device = label.rpartition("-")
-    if sep and device in DEVICES and device != "cpu":
-        return base, device
-    return label, "cpu"

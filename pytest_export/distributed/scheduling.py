@@ -12,20 +12,23 @@ from __future__ import annotations
 
 import os
 import shlex
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import pytest
+
+if TYPE_CHECKING:
+    from exportcore.columns import Column
 
 __all__ = ["CaseScheduler", "case_scheduling_wanted", "case_scope"]
 
 
-def case_scope(nodeid: str, columns: Sequence[str]) -> str:
+def case_scope(nodeid: str, columns: Sequence[Column]) -> str:
     """Return the case a node id belongs to: the id without its mode (or target) part."""
     from pytest_export.results.records import split_mode
-    from pytest_export.distributed.xdist_workers import mode_of
+    from pytest_export.distributed.xdist_workers import column_of
 
-    mode = mode_of(nodeid, columns)
-    return split_mode(nodeid, mode) if mode is not None else nodeid
+    column = column_of(nodeid, columns)
+    return split_mode(nodeid, column.label) if column is not None else nodeid
 
 
 def case_scheduling_wanted(config: pytest.Config) -> bool:
@@ -43,7 +46,7 @@ def case_scheduling_wanted(config: pytest.Config) -> bool:
 class CaseScheduler:
     """Controller-side plugin (registered with xdist present): picks the scheduler when the user did not."""
 
-    def __init__(self, columns: Sequence[str]) -> None:
+    def __init__(self, columns: Sequence[Column]) -> None:
         self.columns = tuple(columns)
 
     @pytest.hookimpl(tryfirst=True, optionalhook=True)

@@ -9,7 +9,7 @@ How results travel:
   whole selection, so one surviving worker is enough;
 - a worker that dies mid-test (os._exit, a signal) never sends a report; xdist makes one
   on the controller and calls ``pytest_handlecrashitem``, where we attach a "crashed"
-  record built from the node id (its mode is the id part naming a known mode).
+  record built from the node id (its column is the id part naming a known column).
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import pytest
 
-from pytest_export.session_state import SELECTED
+from pytest_export.session_state import plugin_session
 from pytest_export.distributed.threads import header_line
 
 if TYPE_CHECKING:
+    from exportcore.columns import Column
     from pytest_export.results.records import Record
 
-__all__ = ["XdistController", "is_worker", "mode_of", "publish_selected", "crashed_record"]
+__all__ = ["XdistController", "column_of", "is_worker", "publish_selected", "crashed_record"]
 
 _SELECTED_KEY = "export_selected"
 
@@ -39,16 +40,18 @@ def publish_selected(config: pytest.Config, keys: Iterable[tuple[str, str]]) -> 
     config.workeroutput[_SELECTED_KEY] = sorted([list(k) for k in keys])  # type: ignore[attr-defined]
 
 
-def mode_of(nodeid: str, modes: Sequence[str]) -> str | None:
-    """Return the export mode named in a node id's parametrization, or None."""
+def column_of(nodeid: str, columns: Sequence[Column]) -> Column | None:
+    """Return the known column whose label a node id's parametrization names (the last one), or None."""
     if not nodeid.endswith("]") or "[" not in nodeid:
         return None
+    known = {column.label: column for column in columns}
+    # pytest joins the parameter ids with "-", and a label spans one id part or two (a column on a device)
     params = nodeid[:-1].partition("[")[2].split("-")
     for end in range(len(params), 0, -1):
         for width in (2, 1):  # "strict-cuda" (a mode on a device) before "strict"
             part = "-".join(params[max(0, end - width):end])
-            if part in modes:
-                return part
+            if part in known:
+                return known[part]
     return None
 
 
@@ -63,9 +66,9 @@ def crashed_record(nodeid: str, mode: str, message: str) -> Record:
 class XdistController:
     """Controller-side hooks that exist only when pytest-xdist is installed."""
 
-    def __init__(self, config: pytest.Config, modes: Sequence[str]) -> None:
+    def __init__(self, config: pytest.Config, columns: Sequence[Column]) -> None:
         self.config = config
-        self.modes = tuple(modes)
+        self.columns = tuple(columns)
 
     def pytest_report_header(self, config: pytest.Config) -> str | None:
         """Say how many torch threads each worker gets (pytest_export.distributed.threads)."""
@@ -80,23 +83,25 @@ class XdistController:
         from pytest_export.results.records import record_key
 
         message = str(report.longrepr) if report.longrepr else f"worker crashed while running {crashitem}"
-        mode = mode_of(crashitem, self.modes)
+        column = column_of(crashitem, self.columns)
         worker = getattr(getattr(getattr(report, "node", None), "gateway", None), "id", "")
         # export_check cases the test finished or had started before its worker died (none for a marker test).
         records = crashed_inflight(self.config, worker, crashitem, message) if worker else []
-        if mode is not None:
-            records.append(crashed_record(crashitem, mode, message))
+        if column is not None:
+            records.append(crashed_record(crashitem, column.label, message))
         if not records:
             return
         from pytest_export.reporting.transport import attach
 
         attach(report, records)
+        selected = plugin_session(self.config).selected
         for record in records:
-            self.config.stash[SELECTED].add(record_key(record))
+            selected.add(record_key(record))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         """Join a finished worker's selected keys into the controller's SELECTED."""
         output = getattr(node, "workeroutput", None) or {}
+        selected = plugin_session(self.config).selected
         for case, mode in output.get(_SELECTED_KEY, ()):
-            self.config.stash[SELECTED].add((case, mode))
+            selected.add((case, mode))

@@ -11,21 +11,22 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from exportcore.columns import Column
 from exportcore.devices import DEVICES
 from exportcore.modes import MODES
-from exportcore.targets import TARGETS, column_label
+from exportcore.targets import TARGETS
 
 __all__ = ["COLUMN_ORDER", "is_target", "columns_phrase", "row_label"]
 
 #: The matrix's columns in this order everywhere (terminal, HTML, Markdown): the built-in modes,
 #: then the targets, per device; a registered mode or anything else follows alphabetically.
-COLUMN_ORDER: tuple[str, ...] = tuple(column_label(name, device) for device in DEVICES
+COLUMN_ORDER: tuple[str, ...] = tuple(Column(name, device).label for device in DEVICES
                                       for name in (*MODES, *TARGETS))
 
 
 def is_target(column: str) -> bool:
     """Whether a column label is a target's (``aoti``, ``aoti-cuda``) rather than a mode's."""
-    return column.split("-", 1)[0] in TARGETS
+    return Column.parse(column).is_target  # a report's label
 
 
 def _plural(n: int, word: str) -> str:

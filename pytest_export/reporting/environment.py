@@ -12,23 +12,23 @@ import pytest
 
 from pytest_export import __version__
 from pytest_export.rendering.failure_text import exportdb_docs
-from pytest_export.options import OPTIONS
 from pytest_export.results.records import Record
+from pytest_export.session_state import plugin_session
 
-__all__ = ["EXTRA_ENVIRONMENT", "add_to_environment", "environment", "run_modes"]
-
-#: Entries another part of the plugin adds to the environment block (the zoo: the versions of the libraries
-#: that built its models), so the reporting imports none of them: name -> its JSON value.
-EXTRA_ENVIRONMENT = pytest.StashKey[dict[str, Any]]()
+__all__ = ["add_to_environment", "environment", "run_modes"]
 
 
 def add_to_environment(config: pytest.Config, name: str, value: Any) -> None:
-    """Put ``name: value`` in this session's report environment (a falsy ``value`` is left out)."""
-    config.stash.setdefault(EXTRA_ENVIRONMENT, {})[name] = value
+    """Put ``name: value`` in this session's report environment (a falsy ``value`` is left out).
+
+    What another part of the plugin adds (the zoo: the versions of the libraries that built its
+    models), so the reporting imports none of them.
+    """
+    plugin_session(config).environment[name] = value
 
 
 def _options(config: pytest.Config) -> Any:
-    return config.stash.get(OPTIONS, None)
+    return plugin_session(config).resolved
 
 
 def run_modes(config: pytest.Config, records: list[Record]) -> set[str] | None:
@@ -70,5 +70,5 @@ def environment(config: pytest.Config, records: list[Record], duration: float) -
         "duration_s": round(duration, 2),
         "rootdir": str(config.rootpath),  # where `python -m pytest_export explain` re-runs a case
         "exportdb_docs": exportdb_docs(config.rootpath),  # failures link to their ExportDB case when built
-        **{name: value for name, value in config.stash.get(EXTRA_ENVIRONMENT, {}).items() if value},
+        **{name: value for name, value in plugin_session(config).environment.items() if value},
     }

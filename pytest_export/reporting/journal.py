@@ -32,15 +32,13 @@ from pytest_export.results.journal import (Journal, JournalBusy, JournalVersionE
                                            read_journal, recover, session_alive)
 from pytest_export.results.liveness import start_time
 from pytest_export.results.records import Record
-from pytest_export.session_state import distributed
+from pytest_export.session_state import distributed, plugin_session
 
 __all__ = [
-    "INFLIGHT", "InflightDir", "JournalPlugin", "WorkerNotes", "crashed_inflight", "note_done",
+    "InflightDir", "JournalPlugin", "WorkerNotes", "crashed_inflight", "note_done",
     "note_started", "recover_stale",
 ]
 
-#: The journals the process running the tests notes export_check cases in (empty: none).
-INFLIGHT = pytest.StashKey[list]()
 _WORKER_DIR = "export_inflight_dir"
 #: The exit status of a session a test ended with os._exit(0): never 0, like an internal error.
 KILLED_STATUS = int(pytest.ExitCode.INTERNAL_ERROR)
@@ -48,13 +46,13 @@ KILLED_STATUS = int(pytest.ExitCode.INTERNAL_ERROR)
 
 def note_started(item: pytest.Item, case: str, mode: str) -> None:
     """Note that an export_check case starts in ``item`` (so a crash in it is recorded)."""
-    for journal in item.config.stash.get(INFLIGHT, ()):
+    for journal in plugin_session(item.config).inflight:
         journal.append({"started": {"test": item.nodeid, "case": case, "mode": mode}})
 
 
 def note_done(item: pytest.Item, record: Record) -> None:
     """Note an export_check case's record (it survives a crash later in the same test)."""
-    for journal in item.config.stash.get(INFLIGHT, ()):
+    for journal in plugin_session(item.config).inflight:
         journal.append({"done": record.to_dict()})
 
 
@@ -109,7 +107,7 @@ class JournalPlugin:
         self.current: dict[str, Any] | None = None
         self.watcher: subprocess.Popen[bytes] | None = None
         if self.journals:
-            config.stash[INFLIGHT] = self.journals if self.serial else []
+            plugin_session(config).inflight = self.journals if self.serial else []
             from pytest_export.reporting.supervise import supervised_by
 
             # The process that started this one writes the reports if this one dies; else a watcher.
@@ -180,7 +178,7 @@ class JournalPlugin:
         """The reports are written: drop the journals and let the watcher go."""
         for journal in self.journals:
             journal.close(remove=True)
-        self.config.stash[INFLIGHT] = []
+        plugin_session(self.config).inflight = []
         self._stop_watcher()
 
     def pytest_unconfigure(self) -> None:
@@ -226,7 +224,7 @@ class WorkerNotes:
         if directory:
             worker = config.workerinput["workerid"]  # type: ignore[attr-defined]
             self.journal = Journal(Path(directory) / f"{worker}.journal", {"pid": os.getpid()}, sync=False)
-            config.stash[INFLIGHT] = [self.journal]
+            plugin_session(config).inflight = [self.journal]
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, Any]:

@@ -76,12 +76,12 @@ class SuiteProperties:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         from _pytest.junitxml import xml_key
 
-        from pytest_export.session_state import RECORDS
+        from pytest_export.session_state import plugin_session
 
         xml: Any = self.config.stash.get(xml_key, None)
         if xml is None or per_testcase(self.config):
             return
-        for record in self.config.stash.get(RECORDS, []):
+        for record in plugin_session(self.config).records:
             for name, value in junit_properties(record):
                 xml.add_global_property(f"{record.test} {name}", value)
 

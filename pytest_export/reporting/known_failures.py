@@ -19,14 +19,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_export.results.report import Report
+from pytest_export.session_state import plugin_session
 
 if TYPE_CHECKING:
     from exportcore.outcome import Outcome
 
 __all__ = ["baseline_path", "known_failure", "read_baseline_records"]
-
-_KNOWN = pytest.StashKey["dict[tuple[str, str], Any] | None"]()
-
 
 def baseline_path(config: pytest.Config) -> Path | None:
     """Return the --export-baseline (or ini export_baseline) file, absolute, or None."""
@@ -56,9 +54,10 @@ def known_failure(item: pytest.Item, case: str, mode: str, outcome: Outcome | No
     config = item.config
     if config.getoption("export_baseline_update", False):
         return "recorded as a known failure by --export-baseline-update"
-    if _KNOWN not in config.stash:
-        config.stash[_KNOWN] = _load(config)
-    known = config.stash[_KNOWN]
+    session = plugin_session(config)
+    if not session.known_failures_read:
+        session.known_failures, session.known_failures_read = _load(config), True
+    known = session.known_failures
     if not known:
         return None
     from pytest_export.results.baseline import known_failure_reason, outcome_known

@@ -23,7 +23,7 @@ from pytest_export.rendering.formats import report_format, write_report
 from pytest_export.results.report import Report, ReportError, build_report, nodeid_file
 from pytest_export.reporting.environment import environment, run_modes
 from pytest_export.reporting.paths import check_writable, fail, parse_shard, same_file, shown
-from pytest_export.session_state import RECORDS, SELECTED
+from pytest_export.session_state import plugin_session
 
 __all__ = ["ReportingPlugin", "environment"]
 
@@ -86,7 +86,7 @@ class ReportingPlugin:
 
     def _journal_scope(self) -> dict[str, Any]:
         scope = encode(self._scope_doc(), "scope")
-        return {**scope, "selected": sorted(map(list, self.config.stash.get(SELECTED, set())))}
+        return {**scope, "selected": sorted(map(list, plugin_session(self.config).selected))}
 
     def _refuse_report_over_baseline(self) -> None:
         # A report written over the baseline replaces the committed reference with one run's
@@ -164,12 +164,12 @@ class ReportingPlugin:
         return result
 
     def _records(self) -> list[Record]:
-        return list(self.config.stash.get(RECORDS, []))
+        return list(plugin_session(self.config).records)
 
     def _scope(self) -> Scope:
         records = self._records()
         distributed = self.config.pluginmanager.getplugin("dsession") is not None
-        selected = set(self.config.stash.get(SELECTED, set()))
+        selected = set(plugin_session(self.config).selected)
         option = self.config.option
         return Scope(
             files=self.files | {nodeid_file(r.test) for r in records},

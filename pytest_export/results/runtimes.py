@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from exportcore.columns import Column
 from pytest_export.results.records import Record
 
 __all__ = ["MODULE_COLUMN", "runtime_tables"]
@@ -26,8 +27,9 @@ def runtime_tables(records: list[Record]) -> dict[str, dict[str, Any]]:
         rows = record.outcome.shape_table if record.outcome is not None else []
         if not rows:
             continue
-        target, _, device = record.mode.partition("-")
-        key = record.case if not device else f"{record.case} [{device}]"
+        column = Column.parse(record.mode)  # a report's label
+        target, device = column.name, column.device
+        key = record.case if device == "cpu" else f"{record.case} [{device}]"
         table = tables.setdefault(key, {"columns": [MODULE_COLUMN], "rows": []})
         if target not in table["columns"]:
             table["columns"].append(target)

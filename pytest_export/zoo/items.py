@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 
-from pytest_export.marker import MARKER, MODE_PARAM, ExportSpec
-from pytest_export.options import OPTIONS
-from pytest_export.zoo.options import ZOO_OPTIONS
+from pytest_export.marker import MARKER, MODE_PARAM, ExportSpec, ModeParam
+from pytest_export.session_state import plugin_session
+from pytest_export.zoo.options import zoo_options
 
 if TYPE_CHECKING:
+    from exportcore.columns import Column
     from exportcore.zoo import ZooCase, ZooEntry
 
 __all__ = ["ZooCallSpec", "ZooFamily", "ZooItem", "zoo_collectors"]
@@ -41,7 +42,7 @@ class ZooCallSpec:
 
 def zoo_collectors(session: pytest.Session) -> list[ZooFamily]:
     """Return one collector per zoo family the session's specs name (none without --export-model)."""
-    specs = session.config.stash[ZOO_OPTIONS].specs
+    specs = zoo_options(session.config).specs
     if not specs:
         return []
     from exportcore.zoo import ZooSpecError, expand
@@ -65,11 +66,12 @@ class ZooFamily(pytest.Collector):
         self.entries = entries
 
     def collect(self) -> Iterator[ZooItem]:
-        options = self.config.stash[OPTIONS]
+        options = plugin_session(self.config).options
         for entry in self.entries:
             for column in options.columns_for(None, None, None):
-                yield ZooItem.from_parent(self, name=f"{entry.name}[{column}]",
-                                          nodeid=f"{self.nodeid}/{entry.name}[{column}]", entry=entry, column=column)
+                yield ZooItem.from_parent(self, name=f"{entry.name}[{column.label}]",
+                                          nodeid=f"{self.nodeid}/{entry.name}[{column.label}]", entry=entry,
+                                          column=column)
 
     def reportinfo(self) -> tuple[Any, int, str]:
         return self.path, 0, self.nodeid  # a line number: item.warn() needs one
@@ -80,10 +82,11 @@ class ZooItem(pytest.Item):
 
     cls = None  # no test class (pytest's fixture ordering asks, having seen a callspec)
 
-    def __init__(self, *, entry: ZooEntry, column: str, **kwargs: Any) -> None:
+    def __init__(self, *, entry: ZooEntry, column: Column, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.entry = entry
-        self.callspec = ZooCallSpec({MODE_PARAM: column}, [column])
+        self.column = column
+        self.callspec = ZooCallSpec({MODE_PARAM: ModeParam(column, ExportSpec())}, [column.label])
         self.add_marker(getattr(pytest.mark, MARKER)())
         self.extra_keyword_matches.update({entry.family, entry.name, *([entry.group] if entry.group else [])})
         #: What was inferred and why, for the outcome's notes (set when the model is built).
@@ -100,18 +103,16 @@ class ZooItem(pytest.Item):
     def _run(self) -> None:
         from pytest_export.runner import run_exportable
 
-        column = self.callspec.params[MODE_PARAM]
+        column = self.column
         case = self._build()
-        from exportcore.targets import parse_label
-
-        why = case.unsupported_modes.get(parse_label(column)[0])
+        why = case.unsupported_modes.get(column.name)
         if why:
-            pytest.skip(f"{self.entry.zoo_id} {column}: {why}")
+            pytest.skip(f"{self.entry.zoo_id} {column.label}: {why}")
         from exportcore.case import Case
 
         result = Case(model=case.model, args=case.args, kwargs=case.kwargs, dynamic_shapes=case.dynamic_shapes)
         try:
-            run_exportable(self, result, column, ExportSpec(), self.config.stash[OPTIONS])
+            run_exportable(self, result, column, ExportSpec(), plugin_session(self.config).options)
         except pytest.fail.Exception as exc:
             headline = getattr(exc, "headline", None)  # runner.ExportCheckFailed: a failure's report
             full = self.config.get_verbosity() > 0 or self.config.getoption("tbstyle", "auto") == "long"
@@ -126,11 +127,11 @@ class ZooItem(pytest.Item):
     def _build(self) -> ZooCase:
         from exportcore.zoo import ZooSkip, ZooSpecError, build
 
-        zoo = self.config.stash[ZOO_OPTIONS]
+        zoo = zoo_options(self.config)
         try:
             from pytest_export.runner import call_bounded
 
-            case = call_bounded(self, self.callspec.params[MODE_PARAM], ExportSpec(), self.config.stash[OPTIONS],
+            case = call_bounded(self, self.column, ExportSpec(), plugin_session(self.config).options,
                                 f"building {self.entry.zoo_id}", lambda: build(self.entry, zoo.max_params))
         except ZooSkip as exc:
             pytest.skip(str(exc))

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-__all__ = ["SHAPE_CHOICES", "ZOO_OPTIONS", "ZooOptions", "add_options", "resolve"]
+from pytest_export.session_state import plugin_session
+
+__all__ = ["SHAPE_CHOICES", "ZooOptions", "add_options", "resolve", "zoo_options"]
 
 #: How a --export-model-shapes rule replaces the inferred dynamic dims of the models it matches.
 SHAPE_CHOICES = ("inferred", "batch", "static")
-ZOO_OPTIONS = pytest.StashKey["ZooOptions"]()
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,11 @@ class ZooOptions:
     def shapes_for(self, zoo_id: str) -> str:
         """Return how the dynamic dims of ``zoo_id`` are chosen (the first matching rule, else inferred)."""
         return next((how for glob, how in self.shapes if fnmatch.fnmatchcase(zoo_id, glob)), "inferred")
+
+
+def zoo_options(config: pytest.Config) -> ZooOptions:
+    """Return the session's zoo options (resolved in the zoo's pytest_configure, kept on the PluginSession)."""
+    return plugin_session(config).zoo
 
 
 def add_options(parser: pytest.Parser, group: Any) -> None:

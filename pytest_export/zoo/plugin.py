@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any, Generator
 
 import pytest
 
-from pytest_export.zoo.options import ZOO_OPTIONS, add_options, resolve
+from pytest_export.session_state import plugin_session
+from pytest_export.zoo.options import add_options, resolve, zoo_options
 
 if TYPE_CHECKING:
     from exportcore.outcome import Outcome
@@ -23,7 +24,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    options = config.stash[ZOO_OPTIONS] = resolve(config)
+    options = plugin_session(config).zoo = resolve(config)
     if options.specs:
         from exportcore.zoo import package_versions
         # Imported here: a session without zoo models loads no reporting code (tests/integration/test_no_torch.py).
@@ -35,7 +36,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str | None:
     """Say why zoo items read ``../zoo/...`` when pytest runs below its rootdir (their ids are rootdir-relative)."""
-    if not config.stash[ZOO_OPTIONS].specs or config.invocation_params.dir == config.rootpath:
+    if not zoo_options(config).specs or config.invocation_params.dir == config.rootpath:
         return None
     return (f"zoo: items are ids under the rootdir {config.rootpath}, so pytest shows them from here as ../zoo/...; "
             "run from the rootdir, or from an empty folder outside any project")

@@ -15,15 +15,16 @@ import pytest
 RECORDER = '''
 import json
 import pytest
-from pytest_export.session_state import RECORDS, SELECTED
+from pytest_export.session_state import plugin_session
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session):
     config = session.config
     if hasattr(config, "workerinput"):
         return
-    records = [r.to_dict() for r in config.stash[RECORDS]]  # typed in memory, JSON in the dump
-    data = {"records": records, "selected": sorted(map(list, config.stash[SELECTED]))}
+    session = plugin_session(config)
+    records = [r.to_dict() for r in session.records]  # typed in memory, JSON in the dump
+    data = {"records": records, "selected": sorted(map(list, session.selected))}
     (config.rootpath / "records.json").write_text(json.dumps(data, sort_keys=True, indent=1))
 '''
 

@@ -66,3 +66,34 @@ def test_invalid_mode_name_from_a_plugin_is_a_usage_error(project):
     result = project.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*pytest_export_modes returned an invalid mode name 'not-a-name'*"])
+
+
+TYPED_PLUGIN = '''
+from exportcore.outcome import Outcome
+
+def pytest_export_run(item, case, column, engine_options, engine_session, mode, options):
+    # the typed arguments and the older untyped ones say the same
+    assert mode == column.label and options["session"] is engine_session
+    assert options.get("export_mode", column.name) == engine_options.mode
+    note = f"{column.name} {column.device} {column.is_target} {engine_options.mode} {engine_options.target}"
+    return Outcome(case_id=engine_options.case_id, mode=column.label, notes=[note])
+'''
+
+TYPED_TEST = """
+    import pytest
+    from exportcore import Case
+
+    @pytest.mark.exportable(modes=["strict"], targets=["onnx"], target_mode="strict", devices=["cpu", "cuda"])
+    def test_columns():
+        return Case(model=lambda x: x, args=(1,))
+"""
+
+
+def test_a_run_hook_gets_the_column_and_the_engine_options_typed(project, records):
+    project.makeconftest(project.path.joinpath("conftest.py").read_text() + TYPED_PLUGIN)
+    project.makepyfile(test_m=TYPED_TEST)
+    result = project.runpytest()
+    result.assert_outcomes(passed=4)
+    notes = {r["mode"]: r["outcome"]["notes"] for r in records()["records"]}
+    assert notes == {"strict": ["strict cpu False strict None"], "onnx": ["onnx cpu True strict onnx"],
+                     "strict-cuda": ["strict cuda False strict None"], "onnx-cuda": ["onnx cuda True strict onnx"]}

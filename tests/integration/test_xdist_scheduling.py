@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from exportcore.columns import Column
 from pytest_export.distributed.scheduling import case_scope
 
 # Process, file and report machinery: the same on any torch (.ci/run's oldest-torch step leaves it out).
@@ -63,4 +64,5 @@ def test_a_dist_the_user_gives_is_kept(pytester) -> None:
     ("t.py::test_plain", "t.py::test_plain"),
 ])
 def test_case_scope(nodeid: str, case: str) -> None:
-    assert case_scope(nodeid, ("strict", "non_strict", "training", "aoti", "aoti-cuda")) == case
+    columns = (Column("strict"), Column("non_strict"), Column("training"), Column("aoti"), Column("aoti", "cuda"))
+    assert case_scope(nodeid, columns) == case
