@@ -225,8 +225,7 @@ class RuntimeSide(Side):
 
         meter = Meter()
         found = self.mismatch(reference, actual, meter)
-        # compared without the numerics check only for its table cell (or with no run to keep it): not measured
-        if values and run is not None:
+        if values:  # compared without the numerics check only for its table cell: not measured
             measured(run, self.label, [meter], where, inputs)
         if found is None:
             return None
