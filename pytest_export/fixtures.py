@@ -47,6 +47,7 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
         from pytest_export.reporting.journal import note_done, note_started
         from pytest_export.marker import ExportSpec
         from pytest_export.results.records import Record
+        from pytest_export.results.verdicts import verdict_of
         from pytest_export.runner import add_record, engine_options, run_engine, settle_outcome
 
         unknown = sorted(set(extra) - set(_OPTIONS))
@@ -77,7 +78,8 @@ def export_check(request: pytest.FixtureRequest) -> Callable[..., Outcome]:
         outcome = run_engine(item, case, column, engine, raise_bad_arguments=True)
         outcome = settle_outcome(item, case, outcome)
         duration = time.perf_counter() - start
-        record = Record.make(item.nodeid, case_id, column.label, outcome.status, outcome, duration=duration, source="fixture")
+        record = Record.make(item.nodeid, case_id, column.label, verdict_of(outcome), outcome, duration=duration,
+                             source="fixture")
         add_record(item, record)
         note_done(item, record)
         return record.outcome  # its texts encodable (made by the codec)
@@ -101,10 +103,11 @@ def record_outcome(item: pytest.Item, outcome: Outcome, *, case: Case | None = N
     """
     from pytest_export.reporting.journal import note_done
     from pytest_export.results.records import Record
+    from pytest_export.results.verdicts import verdict_of
     from pytest_export.runner import add_record, settle_outcome
 
     outcome = settle_outcome(item, case, outcome)
-    record = Record.make(item.nodeid, outcome.case_id or item.nodeid, outcome.mode, outcome.status, outcome,
+    record = Record.make(item.nodeid, outcome.case_id or item.nodeid, outcome.mode, verdict_of(outcome), outcome,
                          duration=duration, source=source)
     add_record(item, record)
     note_done(item, record)

@@ -362,20 +362,18 @@ def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], rep
     from exportcore.outcome import Outcome
     from pytest_export.marker import item_case_id
     from pytest_export.results.records import Record
+    from pytest_export.results.verdicts import after_pytest, verdict_of
     from pytest_export.runner import error_outcome
 
     case_id = item_case_id(item, mode)
     message = str(call.excinfo.value) if call.excinfo else str(report.longrepr)
     if report.skipped:
-        verdict = "xfailed" if hasattr(report, "wasxfail") else "skipped"
         reason = getattr(report, "wasxfail", "") or (call.excinfo.exconly() if call.excinfo else "")
         outcome = Outcome(case_id=case_id, mode=mode, status="skipped", notes=[reason] if reason else [])
     elif "from pytest-timeout" in message:
         # pytest-timeout stopped the test (its limit, not --export-timeout): still a timeout.
-        verdict = "timeout"
         outcome = Outcome(case_id=case_id, mode=mode, status="timeout", failure=harness_timeout(message))
     else:
-        verdict = "error"
         exc_type = call.excinfo.typename if call.excinfo else "Error"
         where = "in setup" if call.when == "setup" else "before returning a case"
         outcome = error_outcome(case_id, mode, exc_type, f"{item.nodeid} raised {where}: {message}")
@@ -383,6 +381,9 @@ def _unrun_record(item: pytest.Item, mode: str, call: pytest.CallInfo[None], rep
             from exportcore.shapes.shapes_spec import unavailable_hint
 
             outcome.failure.hint = unavailable_hint(message)
+    verdict = verdict_of(outcome)
+    if report.skipped:
+        verdict = after_pytest(verdict, skipped=True, passed=False, xfail=hasattr(report, "wasxfail"))
     return Record.make(item.nodeid, case_id, mode, verdict, outcome, duration=report.duration)
 
 

@@ -103,6 +103,7 @@ class ExportableMixin:
         if item is None or not bad or item.config.getoption("runxfail", False) or item.get_closest_marker("xfail"):
             return {}
         from pytest_export.reporting.known_failures import known_failure
+        from pytest_export.results.verdicts import verdict_of
         from pytest_export.session_state import ITEM_RECORDS
 
         known: dict[int, str] = {}
@@ -115,7 +116,8 @@ class ExportableMixin:
             reason = known_failure(item, record.case, record.mode, outcome)
             if reason is not None:
                 known[id(outcome)] = reason
-                record.verdict = "xfailed"  # the record is final as made; the gate reads it so
+                # The record is final as made; the gate reads it so (a known failure, as verdicts decide it).
+                record.verdict = verdict_of(outcome, known=True)
         return known
 
     def _wants_traceback(self) -> bool:

@@ -42,6 +42,7 @@ from exportcore.outcome import Outcome
 from pytest_export.results.liveness import running
 from pytest_export.results.records import Record, record_key
 from pytest_export.results.report import Report
+from pytest_export.results.verdicts import verdict_of
 
 try:
     import fcntl
@@ -78,7 +79,7 @@ def journal_path(report: str | os.PathLike[str]) -> Path:
 def crashed_record(test: str, case: str, mode: str, message: str, source: str = "marker") -> Record:
     """Return a record for a case whose process died while running it."""
     outcome = Outcome(case_id=case, mode=mode, status="crashed", failure=worker_crashed(message))
-    return Record.make(test, case, mode, "crashed", outcome, source=source)
+    return Record.make(test, case, mode, verdict_of(outcome), outcome, source=source)
 
 
 class Journal:

@@ -31,6 +31,7 @@ from exportcore.codec import SchemaError, checked, decode, encode, one_of
 from exportcore.diagnosis.failures import case_not_checked
 from exportcore.outcome import Failure, Outcome
 from pytest_export.results.expectation import Expectation
+from pytest_export.results.verdicts import verdict_of
 
 __all__ = [
     "EXPORTABLE", "SOURCES", "VERDICTS", "Expectation", "Record", "failure_of", "ordered_modes",
@@ -80,7 +81,7 @@ class Record:
                        "pytest_export_outcome hook wrote it; exportcore.vocab lists the words a result may hold)")
             record.outcome = Outcome(case_id=case, mode=mode, status="error",
                                      failure=case_not_checked(type(exc).__name__, message, category="internal"))
-            record.verdict = "error"
+            record.verdict = verdict_of(record.outcome)
             return checked(record, "record")
 
     def to_dict(self) -> dict[str, Any]:

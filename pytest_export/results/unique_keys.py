@@ -13,6 +13,7 @@ from typing import Any
 from exportcore.diagnosis.failures import duplicate_key
 from exportcore.outcome import Outcome
 from pytest_export.results.records import Record, record_key
+from pytest_export.results.verdicts import verdict_of
 
 __all__ = ["KeyOwners", "fail_report"]
 
@@ -37,7 +38,7 @@ class KeyOwners:
                    f"{owner}; two results under one key would let one hide the other from the reports and the "
                    f"gate: give each test a unique {how}")
         outcome = Outcome(case_id=record.case, mode=record.mode, status="error", failure=duplicate_key(message))
-        return Record.make(record.test, record.case, record.mode, "error", outcome, duration=record.duration,
+        return Record.make(record.test, record.case, record.mode, verdict_of(outcome), outcome, duration=record.duration,
                            source=record.source)
 
 
