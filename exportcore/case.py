@@ -7,14 +7,11 @@ column (pytest_export.runner.engine_options).
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
-__all__ = ["Case", "CHECKS", "DEFAULT_CHECKS", "DEFAULT_EXAMPLES", "EngineOptions", "EXPORT_KWARGS", "export_kwargs",
-           "exporting_with"]
+__all__ = ["Case", "CHECKS", "DEFAULT_CHECKS", "DEFAULT_EXAMPLES", "EngineOptions", "EXPORT_KWARGS"]
 
 #: Checks a user can switch on or off (``checks=`` / ``--export-checks``).
 #: numerics: exported module == eager on the example inputs and on drawn shapes.
@@ -89,6 +86,10 @@ class EngineOptions:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                 if f.name not in ("mode", "export_config") and not _is_default(getattr(self, f.name), f)}
 
+    def export_kwargs(self) -> dict[str, Any]:
+        """torch.export.export's own options among ``export_config`` (the capture passes them to the export)."""
+        return {name: value for name, value in self.export_config.items() if name in EXPORT_KWARGS}
+
 
 def _is_default(value: Any, f: dataclasses.Field) -> bool:
     default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default  # type: ignore[misc]
@@ -96,23 +97,3 @@ def _is_default(value: Any, f: dataclasses.Field) -> bool:
     return value is default or (isinstance(value, (bool, int, float, str, tuple)) and type(value) is type(default)
                                 and value == default)
 
-
-def export_kwargs() -> dict[str, Any]:
-    """torch.export.export's keyword options for the check running here (``exporting_with``); {} outside one."""
-    return dict(_EXPORT_KWARGS.get())
-
-
-@contextlib.contextmanager
-def exporting_with(kwargs: Mapping[str, Any]) -> Iterator[None]:
-    """Make ``kwargs`` what ``export_kwargs()`` returns in this context: the capture's export call and the proof
-    read them there, too deep in the walk to be handed the options."""
-    token = _EXPORT_KWARGS.set(tuple(sorted(kwargs.items())))
-    try:
-        yield
-    finally:
-        _EXPORT_KWARGS.reset(token)
-
-
-# Not state: the slot through which a check's capture finds its export options (a ContextVar's value is per context).
-_EXPORT_KWARGS: contextvars.ContextVar[tuple[tuple[str, Any], ...]] = contextvars.ContextVar(
-    "exportcore_export_kwargs", default=())

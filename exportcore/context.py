@@ -57,6 +57,8 @@ class Run:
     target: str | None = None  # exportcore.targets: check this runtime instead of the mode's programs
     device: str = "cpu"
     target_options: Mapping[str, Any] = field(default_factory=dict)
+    #: torch.export.export's own keyword options (exportcore.case.EXPORT_KWARGS; a rescue's), for the capture
+    export_kwargs: Mapping[str, Any] = field(default_factory=dict)
     #: the stores this walk may take from and donate to, and the engine's caches (exportcore.reuse.session)
     session: EngineSession = None  # type: ignore[assignment]
 

@@ -6,7 +6,7 @@ proof's parts are read off it and the stores' donations written back to its outc
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 if TYPE_CHECKING:
     import hypothesis
@@ -51,6 +51,7 @@ class ReuseRun(Protocol):
     spec: ShapeSpec | None
     target: str | None
     device: str
+    export_kwargs: Mapping[str, Any]  # torch.export.export's own options (a rescue's)
     outcome: Outcome  # a donation taken is written here (reused_from, findings, notes)
     session: EngineSession  # the stores
     # what the steps built

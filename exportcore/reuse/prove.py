@@ -64,7 +64,6 @@ def proof_of(run: ReuseRun) -> Proof | None:
 
 def _options(run: ReuseRun) -> str | None:
     """Every option that decides what is checked, and what the process runs under; None: not comparable."""
-    from exportcore.case import export_kwargs
     from exportcore.devices import device_facts
     from exportcore.sandbox.isolation import settings_text
 
@@ -80,7 +79,7 @@ def _options(run: ReuseRun) -> str | None:
         sorted(run.checks), run.rtol, run.atol, run.examples, run.seed, run.findings_as_errors, run.device,
         device_facts(run.device), _draw_settings(run), getattr(run.spec, "budget", None), run.outcome.declared,
     )
-    exporting = export_kwargs()  # export's own options (a rescue's): left out when none, so older keys still hold
+    exporting = run.export_kwargs  # export's own options (a rescue's): left out when none, so older keys still hold
     if exporting:
         options += (sorted(exporting.items()),)
     return hashlib.blake2b(repr(options).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()

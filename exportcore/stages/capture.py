@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from exportcore.case import export_kwargs
 from exportcore.diagnosis.classify import classify
 from exportcore.programs.execute import clone_tree
 from exportcore.programs.graph_stats import graph_stats
@@ -31,7 +30,7 @@ def run(ctx: Run) -> None:
         try:
             with no_leaked_hooks():
                 ep = torch.export.export(ctx.model, args, kwargs or None, dynamic_shapes=ctx.dynamic_shapes,
-                                         strict=ctx.mode.strict, **export_kwargs())
+                                         strict=ctx.mode.strict, **ctx.export_kwargs)
         except Exception as exc:
             prepare(ctx)
             failure = classify(exc, "capture")
@@ -59,7 +58,7 @@ def _specialization_site(ctx: Run, message: str) -> SourceLocation | None:
         args, kwargs = clone_tree((ctx.args, ctx.kwargs))
         with no_leaked_hooks():
             torch.export.export(ctx.model, args, kwargs or None, dynamic_shapes=ctx.dynamic_shapes,
-                                strict=ctx.mode.strict, **export_kwargs())
+                                strict=ctx.mode.strict, **ctx.export_kwargs)
 
     try:
         return specialization_site(export, constant)

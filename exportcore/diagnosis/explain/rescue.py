@@ -22,7 +22,7 @@ import contextlib
 import time
 from typing import TYPE_CHECKING, Any, Iterator
 
-from exportcore.case import EXPORT_KWARGS, Case, EngineOptions, exporting_with
+from exportcore.case import EXPORT_KWARGS, Case, EngineOptions
 from exportcore.outcome import OptionRescue
 
 if TYPE_CHECKING:
@@ -73,18 +73,17 @@ def option_rescue(run: Run, recheck: Recheck) -> OptionRescue | None:
 
 @contextlib.contextmanager
 def export_config(options: dict[str, Any]) -> Iterator[None]:
-    """Set torch's symbolic-shapes config options for the block (``torch.fx.experimental._config.patch``),
-    and make torch.export.export's own options among them (``EXPORT_KWARGS``) the capture's."""
+    """Set torch's symbolic-shapes config options for the block (``torch.fx.experimental._config.patch``);
+    refuse an option this torch lacks, torch.export.export's own (``EXPORT_KWARGS``) included."""
     from torch.fx.experimental import _config
 
-    exporting = {name: value for name, value in options.items() if name in EXPORT_KWARGS}
     unknown = sorted(name for name in options if not _available(name))
     if unknown:
         where = "torch.export.export" if unknown[0] in EXPORT_KWARGS else "torch.fx.experimental._config"
         raise ValueError(f"export_config: {unknown[0]!r} is not an option of {where} in torch {_torch_version()}")
-    with _config.patch(**{name: value for name, value in options.items() if name not in exporting}):
-        with exporting_with(exporting):
-            yield
+    # torch.export.export's own options reach the capture on the run (EngineOptions.export_kwargs).
+    with _config.patch(**{name: value for name, value in options.items() if name not in EXPORT_KWARGS}):
+        yield
 
 
 def _available(option: str, dynamic_shapes: Any = None) -> bool:
