@@ -53,7 +53,7 @@ def check(
 
     ``examples`` shapes are drawn (default: the ``hypothesis_settings`` profile's
     ``max_examples`` when it sets one, else 10), none whose tensor inputs take more than
-    ``input_budget`` bytes (``"256MiB"`` works too; default: see exportcore.shapes.input_budget).
+    ``input_budget`` bytes (``"256MiB"`` works too; default: see exportcore.input_budget).
     With ``target`` ("aoti", "onnx", "executorch") the inference export in ``mode`` is
     lowered to that runtime and the checks run there (outcome.mode is the target's name);
     ``device`` ("cpu", "cuda") moves model and inputs first (outcome.mode gains "-cuda").
@@ -134,7 +134,7 @@ def _prepared(case: Case, options: EngineOptions, session: EngineSession) -> Run
     from exportcore.programs.sides import aliasing_notes
     from exportcore.sandbox.nesting import room_to_walk
     from exportcore.shapes import examples_for
-    from exportcore.shapes.input_budget import budget_notes, default_budget
+    from exportcore.input_budget import budget_notes, default_budget
     from exportcore.shapes.parse import resolve_identity_keys
 
     model, args, kwargs, dynamic_shapes = case.model, case.args, case.kwargs, case.dynamic_shapes
@@ -225,7 +225,7 @@ def _validated(options: EngineOptions, model: Any, args: Any, kwargs: Any) -> tu
         raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
     budget = None
     if options.input_budget is not None:
-        from exportcore.shapes.input_budget import parse_bytes
+        from exportcore.input_budget import parse_bytes
 
         try:
             budget = parse_bytes(options.input_budget)

@@ -211,7 +211,7 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
 
 
 def _input_budget(config: pytest.Config) -> int | None:
-    from exportcore.shapes.input_budget import parse_bytes  # no torch, no hypothesis
+    from exportcore.input_budget import parse_bytes  # no torch, no hypothesis
 
     raw = _raw(config, "export_input_budget")
     if not raw:

@@ -50,7 +50,7 @@ LAYERS: dict[str, list[tuple[str, ...]]] = {
     "exportcore": [
         # the engine's words
         ("exportcore.vocab",), ("exportcore.codec",), ("exportcore.outcome",),
-        ("exportcore.case", "exportcore.clock", "exportcore.devices"),
+        ("exportcore.case", "exportcore.clock", "exportcore.devices", "exportcore.input_budget"),
         ("exportcore.compare",),  # output trees leaf by leaf
         ("exportcore.sandbox",),  # snapshot and restore of global and model state
         ("exportcore.diagnosis",),  # a failure's category, hint, source, link (categories/ inside)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from torch.export import Dim
 
 import exportcore
-from exportcore.shapes.input_budget import budget_notes, default_budget, format_bytes, parse_bytes
+from exportcore.input_budget import budget_notes, default_budget, format_bytes, parse_bytes
 from exportcore.shapes import ShapeSpec, concrete_invalid, reject_inputs, valid_assignments
 
 

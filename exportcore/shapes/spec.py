@@ -46,7 +46,7 @@ class ShapeSpec:
     roots: dict[str, Root]
     tensors: list[Slot]
     _ranges: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False, compare=False)
-    #: Bytes one drawn input set may take (see exportcore.shapes.input_budget); None: unbounded.
+    #: Bytes one drawn input set may take (see exportcore.input_budget); None: unbounded.
     budget: int | None = None
     _capped: dict[str, int] = field(default_factory=dict, repr=False, compare=False)  # root -> top before the cap
     #: Declared with torch's ShapesSpec: its dims are unbacked, so a program refuses an out-of-spec
