@@ -85,6 +85,17 @@ def test_an_option_that_captures_but_fails_a_later_check_is_no_rescue() -> None:
     assert rescue.reasons[OPTION].startswith("still failed at ") and "capture" not in rescue.reasons[OPTION]
 
 
+@needs_option
+def test_a_deferred_assert_refusing_a_declared_size_is_a_dynamic_shape_failure_not_internal() -> None:
+    # under the option the even-only guard becomes a runtime assert; size 3, which the spec declares, trips it
+    outcome = run_check(Case(model=EvenOnly(), args=(torch.randn(4, 3),), dynamic_shapes=SPEC),
+                        EngineOptions(mode="non_strict", export_config={OPTION: True}, explain="off"))
+    failure = outcome.failure
+    assert (outcome.status, failure.stage, failure.category) == ("failed", "run", "torch.dynamic-shape")
+    assert "Runtime assertion failed" in failure.message
+    assert failure.hint.startswith("The exported program asserts `Eq(Mod(") and "Narrow the Dim" in failure.hint
+
+
 def test_an_option_this_torch_lacks_is_not_tried() -> None:
     outcome = exportcore.check(PadsToEven(), (torch.randn(4, 3),), dynamic_shapes=SPEC, mode="non_strict")
     rescue = outcome.explanation.rescue if outcome.explanation else None

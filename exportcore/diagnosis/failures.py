@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from exportcore.outcome import Failure, Finding
+from exportcore.diagnosis.categories.rules_stage import deferred_assert
 
 __all__ = [
     "alias_lost", "case_not_checked", "case_timeout", "device_unavailable", "drawn_shape_failure", "duplicate_key",
@@ -55,6 +56,12 @@ def finding_error(finding: Finding) -> Failure:
 def drawn_shape_failure(stage: str, message: str, detail: str, shapes: dict, exportdb_case: str | None) -> Failure:
     """A drawn in-spec shape the program rejects (guards), computes wrongly (numerics) or crashes on (run)."""
     guards = stage == "guards"
+    deferred = deferred_assert(message) if stage == "run" else None
+    if deferred is not None:  # the program refusing a declared size with a runtime assert: the model's limit
+        category, hint = deferred
+        return Failure(stage=stage, category=category, exc_type="RuntimeError",
+                       message=f"{message} (minimal failing shapes: {shapes})", detail=detail, hint=hint,
+                       exportdb_case=exportdb_case)
     return Failure(
         stage=stage,
         category="guards" if guards else ("numerics" if stage in ("numerics", "training") else "internal"),

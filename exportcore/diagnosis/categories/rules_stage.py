@@ -9,7 +9,7 @@ from exportcore.diagnosis.categories.facts import Facts
 from exportcore.diagnosis.categories.rules_torch import DATA_DEPENDENT_NAMES
 from exportcore.diagnosis.categories.vocab import EAGER_HINT, ZERO_ONE
 
-__all__ = ["by_stage", "constraints", "older_torch", "inputs", "guards"]
+__all__ = ["by_stage", "constraints", "older_torch", "inputs", "guards", "deferred_assert"]
 
 
 def by_stage(f: Facts) -> tuple[str, ...] | None:
@@ -156,7 +156,24 @@ def inputs(f: Facts) -> tuple[str, ...] | None:
     return None
 
 
+def deferred_assert(text: str) -> tuple[str, str] | None:
+    """A program's runtime assert refusing a size: ``(category, hint)``, or None for any other text."""
+    asserted = re.search(r"Runtime assertion failed for expression (.+?) on node", text)
+    if asserted is None:
+        return None
+    # A guard the capture deferred (prefer_deferred_runtime_asserts_over_guards, an unbacked size)
+    # refusing a size: not a crash of the program but the model needing that relation at every
+    # size, which the declared range does not promise (plain export fails it at constraints).
+    return ("torch.dynamic-shape", f"The exported program asserts `{asserted.group(1).strip()}` at run time (a guard"
+            " the capture deferred to a runtime check), and a size the declared range allows breaks it: the model"
+            " needs that relation at every size. Narrow the Dim to the sizes that hold it (an export without the"
+            " deferred option shows torch's suggested fix)")
+
+
 def guards(f: Facts) -> tuple[str, ...] | None:
+    deferred = deferred_assert(f.text)
+    if deferred is not None:
+        return deferred
     failed = re.search(r"Guard failed: (.+)", f.text)
     if failed:
         return ("guards", f"The exported program only accepts inputs with `{failed.group(1).strip()}`: declare"
