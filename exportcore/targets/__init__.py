@@ -12,12 +12,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from exportcore.devices import DEVICES
-
 if TYPE_CHECKING:
     from exportcore.targets.base import Target
 
-__all__ = ["TARGETS", "DEVICES", "get_target", "unavailable"]
+__all__ = ["TARGETS", "get_target", "unavailable"]
 
 #: Built-in targets, in report column order.
 TARGETS = ("aoti", "onnx", "executorch")
