@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pytest_export.results.diff import diff_reports
+from pytest_export.results.numerics_growth import BUCKETS, FLOOR, parse_bucket
 from pytest_export.rendering.diff import DIFF_FORMATS, render_diff, render_text
 from pytest_export.results.report import ReportError, atomic_write, load_report
 
@@ -24,19 +25,31 @@ def add_parser(sub: Any) -> None:
         help="what changed between two JSON reports (e.g. before and after a torch upgrade)",
         description="List, per (case, mode), what changed between two runs: regressions, fixes, changed "
         "findings, changed ranges and other changes (failure stage/category, op counts, export time).",
-        epilog="exit status: 0 no regression; 1 something exportable in OLD is not in NEW; 2 unreadable input, "
-        "bad output path or an output naming an input",
+        epilog="exit status: 0 no regression; 1 something exportable in OLD is not in NEW (or, with "
+        "--fail-on-numerics-growth, an error grew past the bucket); 2 unreadable input, bad output path or an "
+        "output naming an input",
     )
     parser.add_argument("old", metavar="OLD.json", help="the earlier report (e.g. on the current torch)")
     parser.add_argument("new", metavar="NEW.json", help="the later report (e.g. on the candidate torch)")
     parser.add_argument("-o", "--output", action="append", default=[], metavar="PATH",
                       help="also write the diff here; format from the extension (.html, .md, .json); repeatable")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every entry of every group")
+    parser.add_argument("--fail-on-numerics-growth", metavar="FACTOR", default=None, type=_bucket,
+                        help="exit 1 when a program's worst error (as a fraction of its tolerance) grew by FACTOR or "
+                        f"more, both runs passing or not; FACTOR is a bucket: {', '.join(f'{b:g}' for b in BUCKETS)} "
+                        f"(moves where both sides are below {FLOOR:g} of the tolerance are noise)")
+
+
+def _bucket(value: str) -> float:
+    try:
+        return parse_bucket(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the subcommand; return its exit status."""
-    return run_diff(args.old, args.new, args.output, verbose=args.verbose)
+    return run_diff(args.old, args.new, args.output, verbose=args.verbose, growth=args.fail_on_numerics_growth)
 
 
 def _format(path: str) -> str:
@@ -48,8 +61,10 @@ def _format(path: str) -> str:
     return suffix
 
 
-def run_diff(old: str, new: str, outputs: Sequence[str], *, verbose: bool = False) -> int:
-    """Diff two report files; return 0 (no regression), 1 (a regression) or 2 (bad input/output)."""
+def run_diff(old: str, new: str, outputs: Sequence[str], *, verbose: bool = False,
+             growth: float | None = None) -> int:
+    """Diff two report files; return 0 (no regression), 1 (a regression, or an error grown past the bucket
+    ``growth``) or 2 (bad input/output)."""
     from pytest_export.cli.paths import clashing_paths
 
     problem = clashing_paths(list(outputs), [("OLD report", old), ("NEW report", new)])
@@ -66,7 +81,7 @@ def run_diff(old: str, new: str, outputs: Sequence[str], *, verbose: bool = Fals
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    result = diff_reports(before, after, old_name=old, new_name=new)
+    result = diff_reports(before, after, old_name=old, new_name=new, growth_threshold=growth)
     for path, fmt in formats:
         try:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -80,4 +95,4 @@ def run_diff(old: str, new: str, outputs: Sequence[str], *, verbose: bool = Fals
             # a merge with missing shards says so in stop_reason: not every incomplete report was interrupted
             why = report.stop_reason or "its session was interrupted"
             print(f"warning: {side} report is incomplete ({why})", file=sys.stderr)
-    return 1 if result.regressed else 0
+    return 1 if result.regressed or result.numerics_failed else 0

@@ -13,6 +13,7 @@ from typing import Any
 
 from exportcore.outcome import Failure, Outcome
 from pytest_export.rendering.failure_text import exportdb_page
+from pytest_export.results.numerics_growth import headroom, worst_errors
 from pytest_export.results.records import Record, failure_of, ordered_modes
 from pytest_export.results.report import Report, summarize
 from pytest_export.rendering.counts import row_label
@@ -131,7 +132,18 @@ def _view(record: Record, anchor: str) -> dict[str, Any]:
     headline = _headline(record)
     return {"r": record, "anchor": anchor, "label": VERDICT_LABEL.get(record.verdict, record.verdict),
             "headline": headline, "index_line": cap(headline, 400), "problem": record.verdict in PROBLEMS,
-            "when": f"{record.duration:.2f}s" + (f" · {nodes} nodes" if nodes else "")}
+            "when": f"{record.duration:.2f}s" + (f" · {nodes} nodes" if nodes else ""), "headroom": _headroom(record)}
+
+
+def _headroom(record: Record) -> dict[str, Any] | None:
+    """Return how much of its tolerance the worst program used: the line, a bar width (%) and its colour."""
+    errors = worst_errors(record.outcome)
+    if not errors:
+        return None
+    worst = max(e.worst_fraction for e in errors.values())
+    # green well inside, amber past half the budget (a torch upgrade away from failing), red past it
+    colour = "#2e7d32" if worst < 0.5 else "#b26a00" if worst < 1 else "#c62828"
+    return {"text": headroom(record.outcome), "width": f"{min(worst, 1.0) * 100:.0f}", "colour": colour}
 
 
 def _matrix(views: list[dict[str, Any]]) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from pytest_export.results.numerics_growth import fraction_text, worst_errors
 from pytest_export.results.records import EXPORTABLE, Record, failure_of, ordered_modes, worst
 from pytest_export.results.report import Report, summarize
 from pytest_export.results.schema import GateDoc
@@ -81,7 +82,8 @@ def _gate(gate: GateDoc | None) -> list[str]:
         for e in entries[:MAX_FAILURES]:
             change = f"{e.before} → {e.after}" if e.after else str(e.before)
             # a changed known failure: what it was recorded as and what it is now says more than the headline
-            text = e.why if bucket == "changed" and e.why else e.headline
+            # (a known numerics failure now passing: how close it is)
+            text = e.why if bucket in ("changed", "improvements") and e.why else e.headline
             note = f": {_text(text)}" if text else ""
             out.append(f"- **{label}** {_code(e.case)} [{_text(e.mode)}] {_text(change)}{note}")
         if len(entries) > MAX_FAILURES:
@@ -111,7 +113,7 @@ def _matrix(records: list[Record]) -> list[str]:
             stage = f" · {_text(failure.stage)}" if failure and r.verdict not in EXPORTABLE else ""
             if r.verdict == "passed" and unchecked(r):
                 stage = " · no drawn shape checked"
-            cells.append(f"{VERDICT_MARK.get(r.verdict, '')} {r.verdict}{stage}")
+            cells.append(f"{VERDICT_MARK.get(r.verdict, '')} {r.verdict}{stage}{_headroom(r)}")
         if dims:
             cells.append(_text(ledgers[case]))
         out.append(f"| {_code(case, 120, cell=True)} | " + " | ".join(cells) + " |")
@@ -121,6 +123,14 @@ def _matrix(records: list[Record]) -> list[str]:
         out.append("\n_— : not run; the test does not ask for that mode or target (its `modes=`, `targets=`, "
                    "or `--export-modes`)._")
     return out
+
+
+def _headroom(record: Record) -> str:
+    # compact: the worst program's share of its tolerance; the HTML names the program and the output
+    errors = worst_errors(record.outcome)
+    if not errors:
+        return ""
+    return f" · {fraction_text(max(e.worst_fraction for e in errors.values()))} tol"
 
 
 def _skipped(records: list[Record]) -> list[str]:

@@ -33,12 +33,30 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
         "--export-baseline-update records it (keeps the baseline tight)",
     )
     group.addoption(
+        "--export-baseline-numerics-growth", dest="export_baseline_numerics_growth", default=None, metavar="FACTOR",
+        type=_growth_bucket,
+        help="also fail when a program's worst error (as a fraction of its tolerance) grew by FACTOR or more "
+        "against the baseline's, even if both pass; FACTOR is a bucket: 1.5, 2 or 10 (without it, growth of 1.5x "
+        "or more is a warning)",
+    )
+    group.addoption(
         "--export-shard", dest="export_shard", default=None, metavar="I/N",
         help="this run is shard I of N (recorded in the report, so `python -m pytest_export merge` notices a "
         "missing shard); read from pytest-split's --group/--splits when given",
     )
     parser.addini("export_report", "export report paths (format from the extension)", type="paths", default=[])
     parser.addini("export_baseline", "baseline JSON report for the export gate", default="")
+
+
+def _growth_bucket(value: str) -> float:
+    import argparse
+
+    from pytest_export.results.numerics_growth import parse_bucket
+
+    try:
+        return parse_bucket(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def reporting_wanted(config: pytest.Config) -> bool:

@@ -186,6 +186,7 @@ class ReportingPlugin:
         assert self.baseline is not None
         result = compare(self.baseline, self._records(), self._scope(), name=shown(self.baseline_path))
         result.strict = bool(self.config.getoption("export_baseline_strict", False))
+        result.growth_threshold = self.config.getoption("export_baseline_numerics_growth", None)
         return result
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -256,7 +257,7 @@ class ReportingPlugin:
             failed = self.gate.failed and not self.update
             terminalreporter.write_sep("=", "export gate", red=failed, green=not self.gate.failed, bold=True)
             for line in summary_lines(self.gate, verbose=verbose):
-                terminalreporter.write_line(line, red=line.lstrip().startswith(("REGRESSION", "CHANGED")))
+                terminalreporter.write_line(line, red=line.lstrip().startswith(("REGRESSION", "CHANGED", "NUMERICS")))
             if self.gate.failed and self.update:
                 terminalreporter.write_line(
                     "  (not failing: --export-baseline-update records these as the new baseline)"

@@ -10,6 +10,11 @@ A failure the baseline records is *known*: the run reports it as an expected fai
 recorded reason (pytest_export.runner), and only the gate decides the session. Reports of the older
 kind (a full JSON report used as the baseline) are still read. Pure: imports neither pytest nor torch.
 
+An entry also keeps, per program compared, its worst error as a fraction of the tolerance (``numerics``:
+``{"exported": 0.12}``, three significant digits so that rounding noise rarely touches the file), on
+passes too: the gate reports an error that grew (results.numerics_growth) against it. An entry without
+it (a baseline written before) is read as unmeasured: nothing moves against it.
+
 A failure is known *as recorded*: its verdict, stage and category (:func:`known_as`). The same key
 failing another way now (capture -> numerics: it exports, but a wrong program) is a change the gate
 reports, not the known failure. One entry per key: a file holding a key twice (both sides of a merge
@@ -22,7 +27,8 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from exportcore.outcome import Failure, Outcome
+from exportcore.outcome import Failure, Outcome, ProgramError
+from pytest_export.results.numerics_growth import worst_errors
 from pytest_export.results.json_lines import RepeatedField, decode_with_lines, unrepeated
 from pytest_export.results.records import EXPORTABLE, Record, record_key, worst
 from pytest_export.results.verdicts import as_happened
@@ -92,6 +98,9 @@ def baseline_entries(records: Iterable[Record]) -> list[dict[str, Any]]:
         entry = {"case": r.case, "mode": r.mode, "test": r.test, "verdict": verdict}
         if stage:
             entry["stage"], entry["category"] = stage, category
+        numerics = {p: float(f"{e.worst_fraction:.3g}") for p, e in sorted(worst_errors(r.outcome).items())}
+        if numerics:
+            entry["numerics"] = numerics
         entries.append(entry)
     return entries
 
@@ -150,8 +159,20 @@ def baseline_records(data: dict[str, Any], name: str, text: str | None = None) -
             # No stage recorded (an entry written by hand): none is made up, so known_as reads it as recorded.
             outcome.failure = Failure(stage=str(e["stage"]), category=str(e.get("category") or ""),
                                       exc_type="", message="recorded in the baseline")
+        outcome.numerics = _numerics(e.get("numerics"), f"{where}.numerics")
         records.append(Record.make(e["test"], e["case"], e["mode"], e["verdict"], outcome))
     return records
+
+
+def _numerics(value: Any, where: str) -> list[ProgramError]:
+    if value is None:
+        return []
+    if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+            for k, v in value.items()):
+        raise ValueError(f"{where} must map each program to its worst error as a fraction of the tolerance "
+                         "(a number >= 0), e.g. {\"exported\": 0.12}")
+    return [ProgramError(program=k, worst_fraction=float(v)) for k, v in sorted(value.items())]
 
 
 def _twice(name: str, key: tuple[str, str], entries: list[Any], first: int, second: int, text: str | None) -> str:

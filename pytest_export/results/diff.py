@@ -5,7 +5,9 @@ upgrade torch from X to Y": run the same suite on both, then diff the two JSON r
 Each (case, mode) present in either report lands in exactly one group, the most severe
 that applies: regression (exportable before, not now), fix (the reverse), changed findings,
 changed ranges, other changes (failure stage/category, verdict among non-exportable ones,
-graph op counts, export time), new, gone.
+graph op counts, export time), new, gone. Apart from the groups, ``numerics`` lists every program whose
+worst error moved by a bucket (results.numerics_growth), passing or not: a (case, mode) can pass in both
+runs and still be on its way to failing.
 
 Pure: imports neither pytest nor torch.
 """
@@ -16,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from exportcore.outcome import Outcome
+from pytest_export.results.numerics_growth import Move, failing_growth, headroom, moves
 from pytest_export.results.records import EXPORTABLE, Record, failure_of, record_key, worst
 from pytest_export.results.report import Report
 
@@ -58,11 +61,25 @@ class DiffResult:
     new: dict[str, str]
     entries: list[Entry] = field(default_factory=list)
     unchanged: int = 0
+    #: every (case, mode, program) whose worst error moved by a bucket, in both directions
+    numerics: list[Move] = field(default_factory=list)
+    #: --fail-on-numerics-growth: growth reaching this bucket fails the diff (None: it only warns)
+    growth_threshold: float | None = None
 
     @property
     def regressed(self) -> bool:
         """Return True when some (case, mode) was exportable in the old report and is not now."""
         return any(e.group == "regressions" for e in self.entries)
+
+    @property
+    def grown(self) -> list[Move]:
+        """Return the moves where the error grew."""
+        return [m for m in self.numerics if m.grew]
+
+    @property
+    def numerics_failed(self) -> bool:
+        """Return True when some error grew past ``growth_threshold``."""
+        return bool(failing_growth(self.numerics, self.growth_threshold))
 
     def group(self, name: str) -> list[Entry]:
         """Return the entries of group ``name`` (a key of GROUPS), sorted by (case, mode)."""
@@ -80,6 +97,8 @@ class DiffResult:
             "old": dict(self.old), "new": dict(self.new), "regressed": self.regressed,
             "counts": self.counts(), "unchanged": self.unchanged,
             "entries": [asdict(e) for e in self.entries],
+            "numerics": [asdict(m) for m in self.numerics], "growth_threshold": self.growth_threshold,
+            "numerics_failed": self.numerics_failed,
         }
 
 
@@ -94,12 +113,17 @@ def torch_version(report: Report) -> str:
     return "unknown"
 
 
-def diff_reports(old: Report, new: Report, *, old_name: str = "old", new_name: str = "new") -> DiffResult:
-    """Return the grouped differences between two validated reports (``load_report`` output)."""
+def diff_reports(old: Report, new: Report, *, old_name: str = "old", new_name: str = "new",
+                 growth_threshold: float | None = None) -> DiffResult:
+    """Return the grouped differences between two validated reports (``load_report`` output).
+
+    ``growth_threshold``: a numerics bucket (results.numerics_growth.BUCKETS) growth past which fails the diff.
+    """
     before, after = _by_key(old), _by_key(new)
     result = DiffResult(
         old={"source": old_name, "torch": torch_version(old)},
         new={"source": new_name, "torch": torch_version(new)},
+        growth_threshold=growth_threshold,
     )
     for key in sorted(set(before) | set(after)):
         entry = _compare(key, before.get(key), after.get(key))
@@ -107,6 +131,9 @@ def diff_reports(old: Report, new: Report, *, old_name: str = "old", new_name: s
             result.unchanged += 1
         else:
             result.entries.append(entry)
+        was, now = before.get(key), after.get(key)
+        if was is not None and now is not None:
+            result.numerics += moves(key[0], key[1], was.outcome, now.outcome)
     return result
 
 
@@ -135,6 +162,7 @@ def _compare(key: tuple[str, str], old: Record | None, new: Record | None) -> En
         return Entry(case, mode, group, state(old), state(new), [f"only in the {'new' if old is None else 'old'} report"])
     changes: list[str] = []
     _verdict(old, new, changes)
+    changes += _numerics_fixed(old, new)
     findings = _findings(old, new)
     ranges = _ranges(old, new)
     other = _failure(old, new) + _ops(old, new) + _export_time(old, new)
@@ -167,6 +195,15 @@ def _outcome(record: Record) -> Outcome:
 def _verdict(old: Record, new: Record, changes: list[str]) -> None:
     if old.verdict != new.verdict:
         changes.append(f"verdict: {old.verdict} -> {new.verdict}")
+
+
+def _numerics_fixed(old: Record, new: Record) -> list[str]:
+    # A known numerics failure that starts passing is what users tighten thresholds from: say how close it is.
+    failure = failure_of(old)
+    if new.verdict not in EXPORTABLE or old.verdict in EXPORTABLE or not failure or failure.category != "numerics":
+        return []
+    close = headroom(new.outcome)
+    return [f"numerics failure now passes{': ' + close if close else ''}"]
 
 
 def _failure(old: Record, new: Record) -> list[str]:

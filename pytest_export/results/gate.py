@@ -5,18 +5,22 @@ fails the session. A known failure that now fails another way (another stage, ca
 verdict: capture -> numerics is a program that exports and is wrong) is *changed*: listed, and
 failing under ``strict`` as an improvement does, until the baseline records it. Keys in the baseline but absent from the run are sorted into
 "deselected" (not asked for: -k/-m, a subset of files, other modes), "not_run" (asked for,
-but the session stopped first) and "vanished" (asked for and no longer exists: a warning).
+but the session stopped first) and "vanished" (asked for and no longer exists: a warning). Apart from the buckets, ``numerics`` lists every
+program whose worst error grew by a bucket against the baseline's number (results.numerics_growth), both
+runs passing or not: a warning, failing under ``growth_threshold`` (--export-baseline-numerics-growth).
+A known numerics failure that passes now is an improvement whose ``why`` says how close it is.
 
 Pure: imports neither pytest nor torch.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from exportcore.codec import encode
 from pytest_export.results.baseline import describe_known, known_as, same_failure
+from pytest_export.results.numerics_growth import Move, failing_growth, headroom, moves
 from pytest_export.results.records import EXPORTABLE, Record, failure_of, record_key, worst
 from pytest_export.results.report import GATE_BUCKETS, Report, build_report, nodeid_file
 from pytest_export.results.schema import GateBuckets, GateDoc, GateEntry, Scope
@@ -36,12 +40,23 @@ class GateResult(GateBuckets):
     baseline: str = ""
     # --export-baseline-strict: an improvement or a changed known failure fails too, until the baseline records it
     strict: bool = False
+    #: every (case, mode, program) whose worst error grew by a bucket against the baseline's number
+    numerics: list[Move] = field(default_factory=list)
+    #: --export-baseline-numerics-growth: growth reaching this bucket fails the gate (None: a warning only)
+    growth_threshold: float | None = None
 
     @property
     def failed(self) -> bool:
-        """Return True when the gate fails (a regression, a key a missing shard should have checked, or under
-        ``strict`` an improvement or changed known failure the baseline does not record yet)."""
-        return bool(self.regressions or self.missing or (self.strict and (self.improvements or self.changed)))
+        """Return True when the gate fails (a regression, a key a missing shard should have checked, under
+        ``strict`` an improvement or changed known failure the baseline does not record yet, or an error grown
+        past ``growth_threshold``)."""
+        return bool(self.regressions or self.missing or (self.strict and (self.improvements or self.changed))
+                    or self.grown_past)
+
+    @property
+    def grown_past(self) -> list[Move]:
+        """Return the moves that fail the gate under ``growth_threshold``."""
+        return failing_growth(self.numerics, self.growth_threshold)
 
     def to_doc(self) -> GateDoc:
         """Return what a report keeps of the gate: its decision and its buckets."""
@@ -120,11 +135,21 @@ def compare(
         elif b.verdict in EXPORTABLE and a.verdict not in EXPORTABLE:
             result.regressions.append(_entry(key, b, a))
         elif b.verdict not in EXPORTABLE and a.verdict in EXPORTABLE:
-            result.improvements.append(_entry(key, b, a))
+            result.improvements.append(_entry(key, b, a, _now_passes(b, a)))
         elif b.verdict not in (*EXPORTABLE, "skipped") and not same_failure(known_as(b), known_as(a)):
             why = f"recorded {describe_known(known_as(b))}, now {describe_known(known_as(a))}"
             result.changed.append(_entry(key, b, a, why))
+        if a is not None and a.verdict != "skipped":
+            result.numerics += [m for m in moves(key[0], key[1], b.outcome, a.outcome) if m.grew]
     return result
+
+
+def _now_passes(before: Record, after: Record) -> str:
+    # tt-torch's users asked to be told when a known numerics failure starts passing, to tighten thresholds
+    if known_as(before)[2] != "numerics":
+        return ""
+    close = headroom(after.outcome)
+    return f"known numerics failure now passes{': ' + close if close else ''}"
 
 
 def _count(n: int, word: str) -> str:
@@ -141,6 +166,8 @@ def summary_lines(result: GateResult, *, verbose: bool = False, limit: int = 50)
         counts.insert(1, f"{len(result.missing)} missing")
     if result.changed:
         counts.append(f"{len(result.changed)} changed")
+    if result.numerics:
+        counts.append(f"{len(result.numerics)} numerics grown")
     for name in ("skipped", "vanished", "not_run", "deselected", "new"):
         if getattr(result, name):
             counts.append(f"{len(getattr(result, name))} {name.replace('_', ' ')}")
@@ -161,13 +188,14 @@ def summary_lines(result: GateResult, *, verbose: bool = False, limit: int = 50)
     show("REGRESSION", result.regressions, True)
     show("MISSING", result.missing, True)
     show("CHANGED" if result.strict else "changed", result.changed, True, why_first=True)
-    show("improvement", result.improvements, False)
+    show("improvement", result.improvements, True, why_first=True)
     show("skipped", result.skipped, True)
     show("vanished", result.vanished, True)
     show("not run", result.not_run, True)
     if verbose:
         show("deselected", result.deselected, True)
         show("new", result.new, False)
+    _numerics_lines(result, lines, limit)
     stale = [what for what, entries in (("improvements", result.improvements),
                                         ("changed known failures", result.changed)) if entries]
     if result.strict and stale:
@@ -179,6 +207,22 @@ def summary_lines(result: GateResult, *, verbose: bool = False, limit: int = 50)
     elif result.improvements or result.vanished:
         lines.append("  (run with --export-baseline-update to record this run as the new baseline)")
     return lines
+
+
+def _numerics_lines(result: GateResult, lines: list[str], limit: int) -> None:
+    if not result.numerics:
+        return
+    failing = result.grown_past
+    word = "NUMERICS GREW" if failing else "warning: numerics grew"
+    threshold = f" (--export-baseline-numerics-growth={result.growth_threshold:g} fails ≥{result.growth_threshold:g}×)" \
+        if result.growth_threshold is not None else ""
+    lines.append(f"  {word} for {len(result.numerics)} (case, mode, program) against the baseline's worst error"
+                 f"{threshold}:")
+    for m in result.numerics[:limit]:
+        mark = "NUMERICS" if m in failing else "numerics"
+        lines.append(f"  {mark} {m.case} [{m.mode}] {m.text()}")
+    if len(result.numerics) > limit:
+        lines.append(f"  ... and {len(result.numerics) - limit} more numerics moves")
 
 
 def updated_baseline(baseline: Report | None, report: Report, result: GateResult | None) -> Report:
