@@ -35,7 +35,8 @@ def header(result: DiffResult) -> str:
 def _totals(result: DiffResult) -> str:
     counts = result.counts()
     shown = ", ".join(f"{n} {g}" for g, n in counts.items() if n) or "no differences"
-    return f"{shown}; {result.unchanged} unchanged"
+    moved = f"; {len(result.numerics)} numerics moved (verdicts may be unchanged)" if result.numerics else ""
+    return f"{shown}; {result.unchanged} unchanged{moved}"
 
 
 def numerics_warning(result: DiffResult) -> str:

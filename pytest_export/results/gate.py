@@ -139,7 +139,7 @@ def compare(
         elif b.verdict not in (*EXPORTABLE, "skipped") and not same_failure(known_as(b), known_as(a)):
             why = f"recorded {describe_known(known_as(b))}, now {describe_known(known_as(a))}"
             result.changed.append(_entry(key, b, a, why))
-        if a is not None and a.verdict != "skipped":
+        if a is not None and b is not None and a.verdict != "skipped":
             result.numerics += [m for m in moves(key[0], key[1], b.outcome, a.outcome) if m.grew]
     return result
 

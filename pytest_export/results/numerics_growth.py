@@ -106,7 +106,7 @@ def moves(case: str, mode: str, old: Outcome | None, new: Outcome | None) -> lis
             continue
         lo, hi = sorted((max(before, FLOOR), max(after, FLOOR)))
         factor = hi / lo
-        reached = [x for x in BUCKETS if factor >= x]
+        reached = [x for x in BUCKETS if factor >= x * (1 - 1e-9)]  # 0.15 / 0.1 is 1.4999999999999998
         if reached:
             out.append(Move(case, mode, program, before, after, factor, reached[-1], after > before,
                             b[program].where))
