@@ -60,8 +60,8 @@ class GateResult(GateBuckets):
 
     def to_doc(self) -> GateDoc:
         """Return what a report keeps of the gate: its decision and its buckets."""
-        return GateDoc(baseline=self.baseline, failed=self.failed,
-                       **{name: list(getattr(self, name)) for name in BUCKETS})
+        return GateDoc(baseline=self.baseline, failed=self.failed, numerics=list(self.numerics),
+                       growth_threshold=self.growth_threshold, **{name: list(getattr(self, name)) for name in BUCKETS})
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form stored in a report's "gate"."""

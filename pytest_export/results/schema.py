@@ -13,6 +13,7 @@ from typing import Any, Mapping
 
 from exportcore import vocab
 from exportcore.codec import SchemaError, decode, encode, one_of
+from pytest_export.results.numerics_growth import Move
 
 __all__ = ["GATE_BUCKETS", "GateBuckets", "GateEntry", "GateDoc", "MergeDoc", "MergeEntry", "Scope", "check_scope",
            "check_gate"]
@@ -89,6 +90,10 @@ class GateDoc(GateBuckets):
 
     baseline: str | None = None
     failed: bool = False
+    #: every (case, mode, program) whose worst error moved by a bucket against the baseline's number
+    numerics: list[Move] = field(default_factory=list)
+    #: --export-baseline-numerics-growth: growth reaching this bucket failed the gate (None: warnings only)
+    growth_threshold: float | None = None
 
 
 @dataclass

@@ -60,7 +60,12 @@ def test_growth_both_runs_passing_is_flagged_by_the_gate_and_diff(pytester, caps
     second = _session(pytester, 3e-5, 1e-5, "--export-report=new.json", "--export-report=new.md",
                       "--export-report=new.html")
     _check_gate_warns(second)
-    _check_gate_fails(_session(pytester, 3e-5, 1e-5, "--export-baseline-numerics-growth=2"))
+    _check_gate_fails(_session(pytester, 3e-5, 1e-5, "--export-baseline-numerics-growth=2",
+                               "--export-report=failing.json"))
+    gate = json.loads((pytester.path / "failing.json").read_text())["gate"]
+    assert (gate["failed"], gate["growth_threshold"], gate["regressions"]) == (True, 2.0, [])
+    grown = [(m["case"].split("::")[-1], m["program"], m["grew"], m["bucket"]) for m in gate["numerics"] if m["grew"]]
+    assert grown == [("test_drift", "exported", True, 2.0)]  # why it failed, in the report
     # 3x growth does not reach the 10x bucket
     assert _session(pytester, 3e-5, 1e-5, "--export-baseline-numerics-growth=10").ret == pytest.ExitCode.OK
     _check_reports(pytester)
