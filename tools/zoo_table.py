@@ -27,6 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pytest_export.results.records import Record, failure_of  # noqa: E402
 from pytest_export.results.report import load_report  # noqa: E402
+from pytest_export.rendering.dims import case_ledger, declared_unrecorded  # noqa: E402
+from pytest_export.rendering.rescue import rescue_of, rescue_phrase  # noqa: E402
 from pytest_export.rendering.zoo_rates import family_of, rate_markdown, rates  # noqa: E402
 
 MODES = ("strict", "non_strict", "training")
@@ -147,6 +149,7 @@ def _page(records: list[Record], envs: list[dict], stopped: list[str], incomplet
         "- settings: `--export-examples=1` (the bounds of every dynamic dim plus one drawn shape per case and mode),"
         " `--export-timeout=300`, `--export-model-max-params=30M` (larger models are skipped, counted apart)",
         *header,
+        *_recorded(records),
         f"- **{len(checked)} distinct models checked** (of {len(cases)} reached; the rest skipped, reasons below)",
     ]
     for diff in older:  # e.g. docs/zoo/torchvision-2.6-diff.md: its first line is its title
@@ -161,6 +164,10 @@ def _page(records: list[Record], envs: list[dict], stopped: list[str], incomplet
               " under two strides of the last feature map) or `dynamic_img_size` is set (multiples of the patch"
               " size, from two patches);"
               " HF token length 2..64 within `max_position_embeddings`. A failure is a true verdict under that spec.",
+              "The dynamism column is the ledger of what each mode's exported program took of every declared dim"
+              " (`batch 2..8 ✓` as declared, `seq 2..64 → 2..32` narrowed, `H 112..224 → 224` specialized; a mode"
+              " that differs is named); a failing cell adds the option rescue where its report holds one"
+              " (`rescued by backed_size_oblivious (verified)`, `no option rescues`).",
               ""]
     if table is not None:
         lines += ["## Pass rates", *rate_markdown(records, MODES)[2:]]
@@ -171,12 +178,13 @@ def _page(records: list[Record], envs: list[dict], stopped: list[str], incomplet
     cells = {(r.case, r.mode): r for r in records}
     for family, members in sorted(by_family.items()):
         lines += [f"<details><summary><b>{family}</b>: {len(members)} models</summary>", "",
-                  "| model | " + " | ".join(MODES) + " | inputs and dynamic dims (inferred) |",
-                  "|---|" + "---|" * (len(MODES) + 1)]
+                  "| model | " + " | ".join(MODES) + " | dynamism (what the program took) | inputs and dynamic dims"
+                  " (inferred) |", "|---|" + "---|" * (len(MODES) + 2)]
         for case in members:
             row = [MARK.get(cells[(case, m)].verdict, cells[(case, m)].verdict) + _why(cells[(case, m)])
                    if (case, m) in cells else "–" for m in MODES]
-            lines.append(f"| `{case[4:]}` | " + " | ".join(row) + f" | {_note(cells, case)} |")
+            ledger = case_ledger([cells[(case, m)] for m in MODES if (case, m) in cells], missing="not recorded")
+            lines.append(f"| `{case[4:]}` | " + " | ".join(row) + f" | {_cell(ledger)} | {_note(cells, case)} |")
         lines += ["", "</details>", ""]
     skips: dict[str, int] = {}
     for r in records:
@@ -245,7 +253,30 @@ def _why(record: Record) -> str:
     failure = failure_of(record)
     if record.verdict in ("passed", "skipped") or failure is None:
         return ""
-    return f" `{failure.stage}` `{failure.category}`"
+    rescue = rescue_of(record.outcome)
+    return f" `{failure.stage}` `{failure.category}`" + (f"; {rescue_phrase(rescue, tried=False)}" if rescue else "")
+
+
+def _recorded(records: list[Record]) -> list[str]:
+    """Header lines saying how much of the dynamism ledger and the option rescue the reports hold."""
+    declared = [r for r in records if r.verdict != "skipped" and r.outcome is not None and r.outcome.declared]
+    unrecorded = sum(declared_unrecorded(r) for r in declared)
+    failing = [r for r in records if r.verdict not in ("passed", "skipped", "xpassed") and failure_of(r)]
+    rescued = [r for r in failing if rescue_of(r.outcome) is not None]
+    lines = []
+    if unrecorded:
+        lines.append(f"- dynamism column: {unrecorded} of {len(declared)} results with declared dynamic dims hold no"
+                     " ledger (\"not recorded\": a report made before the ledger was recorded holds none)")
+    if failing:
+        lines.append(f"- option rescue (each failing result re-checked under `backed_size_oblivious` and "
+                     f"`prefer_deferred_runtime_asserts_over_guards`): recorded for {len(rescued)} of {len(failing)}"
+                     " failing results" + ("; the others' reports predate it or it was not tried (not a dynamic-shape"
+                                           " failure)" if len(rescued) < len(failing) else ""))
+    return lines
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
 def _note(cells: dict[tuple[str, str], Record], case: str) -> str:

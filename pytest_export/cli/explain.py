@@ -13,6 +13,8 @@ import subprocess
 import sys
 from typing import Any
 
+from pytest_export.rendering.failure_text import dim_lines
+from pytest_export.rendering.rescue import rescue_of, rescue_phrase
 from pytest_export.results.records import Record, failure_of
 from pytest_export.results.report import ReportError, load_report
 from pytest_export.rendering.style import PROBLEMS
@@ -60,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
           + (f", [{failure.stage}] {failure.category}" if failure else "") + ")")
     if not args.case and len(failing) > 1:
         print(f"  (first of {len(failing)} failing records; name another as CASE[MODE])")
+    for line in _recorded(record):
+        print(line)
     command = [sys.executable, "-m", "pytest", record.test, "--export-explain", "-p", "no:cacheprovider",
                "-q", "-rN", "--no-header"]
     print(f"  $ (cd {rootdir} && python {' '.join(command[1:])})", flush=True)
@@ -71,6 +75,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: pytest could not find {record.test} under {rootdir}", file=sys.stderr)
         return 2
     return 0 if code == 0 else 1
+
+
+def _recorded(record: Record) -> list[str]:
+    """What the report holds beyond the failure: the dynamism ledger, one line per dim, and the option rescue."""
+    outcome = record.outcome
+    lines = []
+    if outcome is not None and outcome.dims:
+        lines += ["  recorded dynamism (declared -> what the program took):"] + [f"  {line}" for line in dim_lines(outcome)]
+    elif outcome is not None and outcome.declared:
+        lines.append("  recorded dynamism: not recorded in this report")
+    rescue = rescue_of(outcome)
+    if rescue is not None:
+        lines.append(f"  recorded option rescue: {rescue_phrase(rescue)}")
+        lines += [f"    {line}" for line in rescue.code.splitlines()]
+        lines += [f"    {option}: {reason}" for option, reason in rescue.reasons.items()]
+    return lines
 
 
 def _pick(records: list[Record], failing: list[Record], wanted: str | None) -> Record | None:

@@ -11,7 +11,7 @@ from typing import Sequence
 
 from pytest_export.results.records import Record
 
-__all__ = ["ledger_text", "case_ledger"]
+__all__ = ["ledger_text", "case_ledger", "declared_unrecorded"]
 
 
 def ledger_text(record: Record) -> str:
@@ -20,11 +20,22 @@ def ledger_text(record: Record) -> str:
     return " · ".join(d.short() for d in dims)
 
 
-def case_ledger(records: Sequence[Record]) -> str:
-    """One cell for a case's records: the ledger once where every mode agrees, else each mode's."""
-    texts = {r.mode: ledger_text(r) for r in records if ledger_text(r)}
+def case_ledger(records: Sequence[Record], missing: str = "") -> str:
+    """One cell for a case's records: the ledger once where every mode agrees, else each mode's.
+
+    ``missing``: what a record says that declared dynamic dims but carries no ledger (a report made
+    before the ledger was recorded); left out when "".
+    """
+    texts = {r.mode: ledger_text(r) or (missing if declared_unrecorded(r) else "") for r in records}
+    texts = {mode: text for mode, text in texts.items() if text}
     if not texts:
         return ""
     if len(set(texts.values())) == 1:
         return next(iter(texts.values()))
     return "; ".join(f"{mode}: {text}" for mode, text in texts.items())
+
+
+def declared_unrecorded(record: Record) -> bool:
+    """Whether the record declared dynamic dims but holds no ledger of them."""
+    outcome = record.outcome
+    return outcome is not None and bool(outcome.declared) and not outcome.dims

@@ -18,6 +18,7 @@ from pytest_export.results.records import Record, failure_of, ordered_modes
 from pytest_export.results.report import Report, summarize
 from pytest_export.rendering.counts import row_label
 from pytest_export.rendering.dims import case_ledger
+from pytest_export.rendering.rescue import rescue_row
 from pytest_export.rendering.charts import categories_chart, ops_chart, stage_sorted, stage_table
 from pytest_export.rendering.findings import finding_rows, findings_badge, findings_section, unchecked
 from pytest_export.rendering.overview import anchors as _anchors, cap, cards, gate_banner, header, record_anchor
@@ -58,6 +59,7 @@ def _meta(record: Record, docs: str | None) -> list[tuple[str, str, Any]]:
             name = f.exportdb_case
             rows.append(("ExportDB case", "exportdb", {"name": name, "href": exportdb_page(name, docs)}))
         rows += explanation_rows(record.outcome, f.exportdb_case)
+        rows += rescue_row(record.outcome)
     if expect and (shown_text(expect.reason) or expect.category):
         rows.append(("expected failure", "expected", expect))
     return rows

@@ -17,6 +17,7 @@ from pytest_export.rendering.findings import findings_markdown, unchecked
 from pytest_export.rendering.runtimes import runtime_tables, runtimes_markdown
 from pytest_export.rendering.counts import columns_phrase, row_label
 from pytest_export.rendering.dims import case_ledger
+from pytest_export.rendering.rescue import rescue_of, rescue_phrase
 from pytest_export.rendering.style import MODE_ORDER, PROBLEMS, VERDICT_MARK
 from pytest_export.results.sanitize import shown_text
 from pytest_export.rendering.story import explanation_markdown
@@ -176,6 +177,11 @@ def _failures(records: list[Record]) -> list[str]:
         if f.exportdb_case:
             out.append(f"  - ExportDB: {_code(f.exportdb_case)}")
         out += explanation_markdown(r.outcome)
+        rescue = rescue_of(r.outcome)
+        if rescue is not None:
+            out.append(f"  - option rescue: {_code(rescue_phrase(rescue))}")
+            if rescue.code:
+                out += ["", "    ```python"] + [f"    {line}" for line in rescue.code.splitlines()] + ["    ```", ""]
         ce = r.outcome.counterexample if r.outcome is not None else None
         if ce and ce.shapes:
             shapes = ", ".join(f"{k}={list(v)}" for k, v in ce.shapes.items())

@@ -51,6 +51,14 @@ class Rates:
     columns: list[str]
     #: family -> (models, column -> Cell); ALL last
     rows: dict[str, tuple[int, dict[str, Cell]]] = field(default_factory=dict)
+    #: family -> the dynamism ledger's kinds over its results' declared dims ("results not recorded": a
+    #: result that declared dims but holds no ledger, counted once); empty where no zoo result declared a dim
+    dims: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def dims_text(self, family: str) -> str:
+        """``40 dynamic · 3 specialized · 2 narrowed`` for the family's results (most common first)."""
+        counts = self.dims.get(family) or Counter()
+        return " · ".join(f"{n} {kind}" for kind, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 @dataclass
@@ -74,9 +82,21 @@ def rates(records: Iterable[Record], order: Sequence[str] = ()) -> Rates | None:
             models.setdefault(family, set()).add(r.case)
             cells = out.rows.setdefault(family, (0, {c: Cell() for c in columns}))[1]
             cells[r.mode].add(r.verdict)
+            _count_dims(out.dims.setdefault(family, Counter()), r)
     ordered = sorted(f for f in out.rows if f != ALL) + [ALL]
     out.rows = {f: (len(models[f]), out.rows[f][1]) for f in ordered}
+    if not any(out.dims.values()):
+        out.dims = {}
     return out
+
+
+def _count_dims(counts: Counter[str], record: Record) -> None:
+    if record.verdict == "skipped" or record.outcome is None:
+        return  # a skip checked nothing: its dims are no finding
+    for dim in record.outcome.dims:
+        counts[dim.kind] += 1
+    if record.outcome.declared and not record.outcome.dims:
+        counts["results not recorded"] += 1
 
 
 def causes(records: Iterable[Record]) -> list[Cause]:
@@ -105,8 +125,9 @@ def rate_lines(records: Sequence[Record], order: Sequence[str] = ()) -> list[str
     table = rates(records, order)
     if table is None:
         return []
-    head = ["family", "models", *table.columns]
-    body = [[f, str(n), *(cells[c].text() for c in table.columns)] for f, (n, cells) in table.rows.items()]
+    head = ["family", "models", *table.columns] + (["dynamic dims"] if table.dims else [])
+    body = [[f, str(n), *(cells[c].text() for c in table.columns)] + ([table.dims_text(f)] if table.dims else [])
+            for f, (n, cells) in table.rows.items()]
     widths = [max(len(row[i]) for row in [head, *body]) for i in range(len(head))]
     lines = ["zoo pass rates (passed/checked; skips counted apart):"]
     lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [head, *body]]
@@ -123,10 +144,13 @@ def rate_markdown(records: Sequence[Record], order: Sequence[str] = ()) -> list[
     table = rates(records, order)
     if table is None:
         return []
-    lines = ["", "### Zoo pass rates", "", "passed/checked per family and mode; skips counted apart.", "",
-             "| family | models | " + " | ".join(table.columns) + " |", "|---|---:|" + "---|" * len(table.columns)]
-    lines += [f"| {f} | {n} | " + " | ".join(cells[c].text() for c in table.columns) + " |"
-              for f, (n, cells) in table.rows.items()]
+    dims = bool(table.dims)
+    lines = ["", "### Zoo pass rates", "", "passed/checked per family and mode; skips counted apart"
+             + ("; dynamic dims: what each declared dim became, over the checked results" if dims else "") + ".", "",
+             "| family | models | " + " | ".join(table.columns) + (" | dynamic dims" if dims else "") + " |",
+             "|---|---:|" + "---|" * (len(table.columns) + dims)]
+    lines += [f"| {f} | {n} | " + " | ".join(cells[c].text() for c in table.columns)
+              + (f" | {table.dims_text(f)}" if dims else "") + " |" for f, (n, cells) in table.rows.items()]
     ranked = causes(records)
     if ranked:
         lines += ["", "### Zoo failure causes", "", "| category | count | ExportDB case | example models |",
@@ -142,9 +166,11 @@ def rate_html(records: Sequence[Record], order: Sequence[str] = ()) -> str:
     if table is None:
         return ""
     e = html.escape
-    head = "".join(f"<th>{e(c)}</th>" for c in ["family", "models", *table.columns])
+    dims = ["dynamic dims"] if table.dims else []
+    head = "".join(f"<th>{e(c)}</th>" for c in ["family", "models", *table.columns, *dims])
     rows = "".join("<tr>" + f"<th>{e(f)}</th><td>{n}</td>" + "".join(f"<td>{e(cells[c].text())}</td>"
-                                                                    for c in table.columns) + "</tr>"
+                                                                    for c in table.columns)
+                   + (f"<td>{e(table.dims_text(f))}</td>" if dims else "") + "</tr>"
                    for f, (n, cells) in table.rows.items())
     out = (f'<h2 id="zoo">Zoo pass rates</h2><p class="muted">passed/checked per family and mode; skips counted '
            f'apart.</p><table class="index"><tr>{head}</tr>{rows}</table>')
