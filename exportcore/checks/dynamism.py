@@ -74,7 +74,63 @@ def _one(ctx: Run, name: str) -> DimOutcome:
         entry.kind = "dynamic"
         entry.exported = f"[{low}, {root.max}] (torch states {entry.exported}; both bounds ran)"
     entry.failed = _failed_here(ctx, name, exported)
+    if getattr(ctx, "target", None):
+        _on_runtime(ctx, entry)
     return entry
+
+
+_SHAPE = re.compile(r"(\S+?)=\[([0-9, ]*)\]")
+
+
+def _on_runtime(ctx: Run, entry: DimOutcome) -> None:
+    """A target column's ledger says what its runtime did with the dim's sizes, not only what the program states.
+
+    The program read above is the mode's export the target lowered; the runtime may accept more (no
+    input checks) or refuse a size the program takes. Its shapes table holds its verdict on every input
+    the checks ran: those sizes are measured (an input out of range for another reason, a static dim
+    changed, says nothing of this dim); others are not, and the text says so.
+    """
+    target, name = ctx.target, entry.name
+    seen: dict[tuple[bool, bool], set[int]] = {}  # (inside the declared range, ran it) -> the dim's sizes
+    for row in ctx.outcome.shape_table:
+        cell = row.cells.get(target)
+        inside = row.kind in ("example", "in range")
+        if cell is None or not (inside or row.kind.endswith(f":{name})")):
+            continue
+        value = _row_value(ctx, row.shapes, name)
+        if value is not None:
+            seen.setdefault((inside, cell == "accepted"), set()).add(value)
+    if not seen:
+        said = f"no size of it ran on the {target} runtime: what the runtime accepts is not measured"
+        entry.checked = "; ".join(part for part in (said, entry.checked) if part)
+        return
+    words = {(True, True): "took", (True, False): "refused or failed at", (False, False): "refused past the range",
+             (False, True): "took past the range"}
+    said = ", ".join(f"{words[key]} {_sizes(seen[key])}" for key in words if key in seen)
+    entry.checked = "; ".join(part for part in (f"on the {target} runtime: {said}", entry.checked) if part)
+    if (False, True) in seen:  # measured: the runtime ran a size the declared range excludes
+        entry.kind = "unbounded"
+    if (True, False) in seen and not entry.failed:
+        entry.failed = f"the {target} runtime refused or failed inputs with {name} = {_sizes(seen[True, False])}" \
+                       ", declared in range"
+
+
+def _row_value(ctx: Run, shapes: str, name: str) -> int | None:
+    """The dim's value in one shapes-table row (``args[0]=[2, 4], ...``), read off an axis that holds it."""
+    found = {path: [int(n) for n in sizes.split(",") if n.strip()] for path, sizes in _SHAPE.findall(shapes)}
+    for slot in ctx.spec.tensors:
+        shape = found.get(slot.path)
+        for i, axis in enumerate(slot.axes):
+            if axis.root != name or shape is None or i >= len(shape):
+                continue
+            value = shape[i] if not axis.derived else _root_value(axis.expr, name, shape[i])
+            if value is not None:
+                return value
+    return None
+
+
+def _sizes(values: set[int]) -> str:
+    return ", ".join(str(v) for v in sorted(values))
 
 
 def _read(ctx: Run, name: str) -> tuple[str, int | str | ExportedRange | None]:
