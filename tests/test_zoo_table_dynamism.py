@@ -20,7 +20,8 @@ from torch.export import Dim
 
 import exportcore
 from pytest_export.results.records import Record
-from pytest_export.results.report import build_report, report_document
+from pytest_export.rendering.zoo_rates import rate_html, rate_lines
+from pytest_export.results.report import build_report, load_report, report_document
 
 _config = pytest.importorskip("torch.fx.experimental._config")
 pytestmark = pytest.mark.skipif(not hasattr(_config, "backed_size_oblivious"),
@@ -79,6 +80,11 @@ def test_the_zoo_table_shows_each_models_ledger_and_rescue(tmp_path: Path) -> No
     assert "recorded for 2 of 2 failing results" in page and "hold no ledger" not in page
     assert four_row[3] == "batch 0..64 → 4 ✗"
     assert "| toy | 3 | 1/3 33% | 2 specialized · 1 dynamic |" in page  # the rates' column: each dim's kind counted
+    records = load_report(tmp_path / "shard-1.json").records  # the terminal's and the HTML's rates say the same
+    assert "<th>dynamic dims</th>" in rate_html(records) and "<td>2 specialized · 1 dynamic</td>" in rate_html(records)
+    assert [line.split() for line in rate_lines(records)[1:3]] == [
+        ["family", "models", "non_strict", "dynamic", "dims"], ["toy", "3", "1/3", "33%", "2", "specialized", "·", "1",
+                                                                "dynamic"]]
 
     # bare torch agrees: the batch stays dynamic over 2..8; 1 is refused unless torch reasons size-obliviously
     ep = torch.export.export(Doubles(), (torch.randn(3, 4),), dynamic_shapes=CASES["doubles"][2], strict=False)
