@@ -94,6 +94,11 @@ def test_a_deferred_assert_refusing_a_declared_size_is_a_dynamic_shape_failure_n
     assert (outcome.status, failure.stage, failure.category) == ("failed", "run", "torch.dynamic-shape")
     assert "Runtime assertion failed" in failure.message
     assert failure.hint.startswith("The exported program asserts `Eq(Mod(") and "Narrow the Dim" in failure.hint
+    # the ledger must not read "dynamic as declared": the program's range is [1, 8], its assert refuses odd sizes
+    (dim,) = outcome.dims
+    assert (dim.name, dim.kind) == ("batch", "narrowed")
+    assert dim.exported == "[1, 8] where Eq(Mod(batch, 2), 0) (a runtime assert)"
+    assert dim.failed == "size 3 is declared but the program's runtime assert Eq(Mod(batch, 2), 0) refuses it"
 
 
 def test_an_option_this_torch_lacks_is_not_tried() -> None:

@@ -74,6 +74,8 @@ def _one(ctx: Run, name: str) -> DimOutcome:
         entry.kind = "dynamic"
         entry.exported = f"[{low}, {root.max}] (torch states {entry.exported}; both bounds ran)"
     entry.failed = _failed_here(ctx, name, exported)
+    if not entry.failed:
+        _asserted_here(ctx, entry)
     if getattr(ctx, "target", None):
         _on_runtime(ctx, entry)
     return entry
@@ -218,6 +220,33 @@ def _failed_here(ctx: Run, name: str, exported: object) -> str:
                 size = f"size {shape[i]} ({name} = {value})" if axis.derived else f"size {value}"
                 return f"{size} is declared but the program refuses it"
     return ""
+
+
+_ASSERTED = re.compile(r"Runtime assertion failed for expression (.+?) on node")
+
+
+def _asserted_here(ctx: Run, entry: DimOutcome) -> None:
+    """A runtime assert on this dim (a guard the capture deferred) refused a size the range declares.
+
+    The program's range says nothing of it (``[1, 8]`` stays ``[1, 8]``): the assert lives in the
+    graph, so the ledger would read "dynamic as declared" for a program that refuses odd sizes.
+    """
+    failure, example = ctx.outcome.failure, ctx.outcome.counterexample
+    if failure is None or failure.stage != "run" or example is None:
+        return
+    asserted = _ASSERTED.search(failure.message)
+    symbols = getattr(ctx, "symbols", None) or {}
+    mine = [symbol for symbol, names in symbols.items() if entry.name in names.split("=")]
+    if asserted is None or not any(re.search(rf"\b{re.escape(s)}\b", asserted.group(1)) for s in mine):
+        return
+    relation = _in_names(asserted.group(1), symbols)
+    sizes = sorted({shape[axis] for path, axis, root in root_axes(ctx.spec) if root == entry.name
+                    for shape in [example.shapes.get(path)] if shape is not None and axis < len(shape)})
+    if entry.kind == "dynamic":
+        entry.kind = "narrowed"
+    entry.exported = f"{entry.exported} where {relation} (a runtime assert)".strip()
+    at = f"size {sizes[0]}" if len(sizes) == 1 else "a size"
+    entry.failed = f"{at} is declared but the program's runtime assert {relation} refuses it"
 
 
 def _root_value(expr: object, name: str, size: int) -> int | None:
