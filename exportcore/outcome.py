@@ -274,6 +274,8 @@ class Outcome:
     explanation: Explanation | None = None  # failing cases only (exportcore.diagnosis.explain)
     torch_version: str = ""
     reused_from: str | None = None
+    #: --export-repeat: each run's status in order (empty when checked once); differing ones make it unstable
+    repeats: list[str] = field(default_factory=list)
     schema: int = field(default=SCHEMA_VERSION, metadata=version(SCHEMA_VERSION))
 
     @property

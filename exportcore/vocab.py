@@ -29,6 +29,7 @@ VERDICTS = (
     "passed", "failed",
     "xfailed",  # failed as expected (expect=, pytest.mark.xfail, a known failure of the baseline)
     "xpassed",  # expected to fail and exported: the expectation is stale
+    "unstable",  # --export-repeat: the runs' statuses differ (neither pass nor fail; its test fails)
     "error", "timeout", "crashed", "skipped",
 )
 

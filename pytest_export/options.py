@@ -78,6 +78,7 @@ class RunOptions:
     slowest: int = 0  # --export-slowest: list the N slowest exports in the terminal summary
     cache: str = "on"  # --export-cache: the result cache under pytest's cache dir (pytest_export.cache_dir)
     cache_audit: float = 0.0  # --export-cache-audit: the share of served results checked again in full
+    repeat: int = 1  # --export-repeat: run each (case, column)'s checks this many times; a changing verdict is unstable
 
     def modes_for(self, wanted: tuple[str, ...] | None) -> list[str]:
         """Return the modes a test runs: its own (or all known) narrowed by --export-modes."""
@@ -158,6 +159,11 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
                     "result's key, so shards agree; ini export_cache_audit)")
     parser.addini("export_cache_audit", "share of served results checked again in full (default 0)", type=_FLOAT,
                   default=None)
+    group.addoption("--export-repeat", dest="export_repeat", default=None, metavar="K",
+                    help="run each (case, mode)'s checks K times from fresh seeds, without the result cache or "
+                    "reuse; a verdict that changes between runs is 'unstable' and fails its test (default 1; "
+                    "ini export_repeat)")
+    parser.addini("export_repeat", "runs of each (case, mode)'s checks (default 1)", type=_INT, default=None)
     parser.addini("export_modes", "export modes to run (one per line, or comma-separated)", type="linelist",
                   default=[])
     parser.addini("export_checks", "checks to run (one per line, or comma-separated)", type="linelist", default=[])
@@ -197,6 +203,9 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
     audit = _number(config, "export_cache_audit", float)
     if audit is not None and not 0 <= audit <= 1:  # also refuses nan
         raise pytest.UsageError(f"--export-cache-audit must be a share between 0 and 1, got {audit}")
+    repeat = _number(config, "export_repeat", int)
+    if repeat is not None and repeat < 1:
+        raise pytest.UsageError(f"--export-repeat must be at least 1 (runs of each case), got {repeat}")
     targets = _names(config, "export_targets", TARGETS, "target") or ()
     devices = _names(config, "export_devices", DEVICES, "device")
     if devices == ():
@@ -207,7 +216,7 @@ def resolve(config: pytest.Config, known_modes: tuple[str, ...]) -> RunOptions:
     return RunOptions(known_modes, modes, checks, examples, timeout, findings == "error", _seed(config),
                       input_budget=_input_budget(config), targets=targets, devices=devices,
                       target_mode=target_mode, explain=explain, reuse=reuse, cache=cache, slowest=slowest,
-                      cache_audit=audit or 0.0)
+                      cache_audit=audit or 0.0, repeat=repeat or 1)
 
 
 def _input_budget(config: pytest.Config) -> int | None:

@@ -130,16 +130,22 @@ def run_engine(item: pytest.Item, case: Case, column: Column, options: EngineOpt
 
     ``column`` is a mode, or a target (``options.mode`` then names the export mode it starts from), on a device.
     """
+    run = plugin_session(item.config).resolved
     with torch_logs_hidden(not wants_traceback(item.config)):
-        return _run_engine(item, case, column, options, raise_bad_arguments)
+        if run is None or run.repeat <= 1:
+            return _run_engine(item, case, column, options, raise_bad_arguments)
+        from pytest_export.repeat import repeated  # each run fresh: no result cache, no reuse between runs
+
+        return repeated(options, run.repeat, lambda o: _run_engine(item, case, column, o, raise_bad_arguments, True))
 
 
 def _run_engine(item: pytest.Item, case: Case, column: Column, options: EngineOptions,
-                raise_bad_arguments: bool) -> Outcome:
+                raise_bad_arguments: bool, fresh: bool = False) -> Outcome:
+    from exportcore.reuse.session import EngineSession
     from pytest_export.cache_dir import engine_session
 
     run = plugin_session(item.config).resolved
-    session = engine_session(item.config, run.cache if run is not None else "off")
+    session = EngineSession(reuse=False) if fresh else engine_session(item.config, run.cache if run else "off")
     outcome = item.ihook.pytest_export_run(item=item, case=case, column=column, engine_options=options,
                                            engine_session=session, mode=column.label,
                                            options=_hook_options(column, options, session))
@@ -150,7 +156,6 @@ def _run_engine(item: pytest.Item, case: Case, column: Column, options: EngineOp
     try:
         outcome = run_check(case, options, session)
         if run is not None and run.cache_audit:  # the served results' share checked again in full
-            from exportcore.reuse.session import EngineSession
             from pytest_export.cache_audit import audited
 
             outcome = audited(outcome, run.cache_audit, lambda: run_check(case, options, EngineSession(reuse=False)))
@@ -191,6 +196,8 @@ def judge(outcome: Outcome, expect: Expectation | None, show_traceback: bool,
     if verdict == "xpassed":
         assert expect is not None
         return verdict, ExportCheckFailed(explain.xpass_text(outcome, expect.reason))
+    if verdict == "unstable":
+        return verdict, ExportCheckFailed(explain.unstable_text(outcome, show_traceback=show_traceback, docs=docs))
     if verdict == "skipped":
         reason = outcome.failure.message if outcome.failure else "skipped by the engine"
         return verdict, pytest.skip.Exception(reason)

@@ -11,7 +11,8 @@ from pathlib import Path
 from exportcore.outcome import Outcome
 from pytest_export.rendering import story
 
-__all__ = ["DOCS_ENV", "DOCS_DIR", "exportdb_docs", "exportdb_page", "failure_text", "xpass_text", "drift_text"]
+__all__ = ["DOCS_ENV", "DOCS_DIR", "exportdb_docs", "exportdb_page", "failure_text", "xpass_text", "drift_text",
+           "unstable_text"]
 
 #: Where ``python -m exportdb docs -o build/exportdb`` (README) puts the reference, under the rootdir.
 DOCS_DIR = "build/exportdb"
@@ -113,6 +114,15 @@ def drift_text(outcome: Outcome, expected: str, *, show_traceback: bool = False,
     """Return the report for an expected failure that now fails in another category."""
     got = outcome.failure.category if outcome.failure else "no category"
     lead = f"drift: {outcome.mode} now fails with {got}, expected {expected}: update the expectation\n"
+    return failure_text(outcome, show_traceback=show_traceback, lead=lead, docs=docs)
+
+
+def unstable_text(outcome: Outcome, *, show_traceback: bool = False, docs: str | None = None) -> str:
+    """Return the report for runs of --export-repeat whose verdicts differ: each run's, then the first failing one."""
+    runs = ", ".join(f"run {i} {status}" for i, status in enumerate(outcome.repeats, 1))
+    lead = (f"unstable in {outcome.mode}: the verdict changed between the {len(outcome.repeats)} runs of "
+            f"--export-repeat ({runs}): one run's pass is not a verdict\n"
+            "the first run that did not pass (every run's seed and verdict are in the notes below):")
     return failure_text(outcome, show_traceback=show_traceback, lead=lead, docs=docs)
 
 

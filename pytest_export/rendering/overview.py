@@ -77,7 +77,7 @@ def cards(summary: dict[str, Any], findings: int) -> list[tuple[str, Any, str, s
         ("results", summary.get("total", 0), "from " + columns_phrase(summary.get("cases", 0),
                                                                     summary.get("modes", [])), ""),
         ("passed", v.get("passed", 0), "exported and behaved like eager", "v-passed"),
-        ("failing", problems, "failed, error, timeout, crashed, xpassed", "v-failed" if problems else ""),
+        ("failing", problems, "failed, error, timeout, crashed, unstable, xpassed", "v-failed" if problems else ""),
         ("expected failures", v.get("xfailed", 0), "xfailed as declared", "v-xfailed"),
         ("skipped", v.get("skipped", 0), "not checked", "v-skipped"),
     ]

@@ -20,6 +20,7 @@ MARKS = {
     "failed": "F",
     "xfailed": "x",
     "xpassed": "X",
+    "unstable": "U",
     "error": "E",
     "timeout": "T",
     "crashed": "C",
@@ -65,7 +66,10 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
         lines.append(f"{case.ljust(width)}  {marks}")
     if folded:
         lines.append(f"(+{folded} cases that passed or failed as expected in every mode; -v shows them)")
-    legend = [f"{mark} {verdict}" for verdict, mark in MARKS.items()] + [f"{_NOT_RUN} not run"]
+    seen = {r.verdict for r in records}
+    # unstable exists only under --export-repeat: a run without it keeps its legend short
+    legend = [f"{mark} {verdict}" for verdict, mark in MARKS.items() if verdict != "unstable" or verdict in seen]
+    legend.append(f"{_NOT_RUN} not run")
     lines.append("legend: " + "  ".join(legend))
     lines.append("results: " + ", ".join(f"{n} {v}" for v, n in _count(r.verdict for r in records))
                  + f" ({len(records)} from {columns_phrase(len(cells), modes)}" + _fixture_note(records) + ")")
@@ -165,7 +169,7 @@ def _count(values: Iterable[str]) -> list[tuple[str, int]]:
     return sorted(Counter(values).items(), key=lambda kv: (-kv[1], kv[0]))
 
 
-_SEVERITY = {mark: i for i, mark in enumerate("CTEFXxs.")}  # worst first
+_SEVERITY = {mark: i for i, mark in enumerate("CTEFUXxs.")}  # worst first
 
 
 def _worst(old: str | None, new: str) -> str:

@@ -17,19 +17,25 @@ if TYPE_CHECKING:
     from exportcore.outcome import Outcome
     from pytest_export.results.expectation import Expectation
 
-__all__ = ["EXPORTABLE", "FAILING", "PROBLEMS", "after_pytest", "as_happened", "verdict_of"]
+__all__ = ["EXPORTABLE", "FAILING", "PROBLEMS", "UNSTABLE", "after_pytest", "as_happened", "verdict_of"]
 
 #: The model exported and behaved (xpassed too: its test fails only because an expectation is stale).
 EXPORTABLE = vocab.EXPORTABLE
 #: Not exportable, and nobody expected it.
 FAILING = ("failed", "error", "timeout", "crashed")
-#: What a reader must look at: an unexpected failure, or an expectation gone stale.
-PROBLEMS = (*FAILING, "xpassed")
+#: A verdict that changed between the runs of --export-repeat: neither exportable nor failing, and never
+#: silent (its test fails; the gate counts a key that was exportable as a regression).
+UNSTABLE = "unstable"
+#: What a reader must look at: an unexpected failure, a verdict that does not hold still, an expectation gone stale.
+PROBLEMS = (*FAILING, UNSTABLE, "xpassed")
 
 
 def verdict_of(outcome: Outcome, expect: Expectation | None = None, known: bool = False) -> str:
     """Return the verdict of ``outcome``: ``expect`` is the test's expected failure, ``known`` whether the
-    baseline records this failure (it speaks only where the test expects nothing)."""
+    baseline records this failure (it speaks only where the test expects nothing). Runs of --export-repeat
+    whose statuses differ are unstable whatever was expected: an expectation holds of a result, and there is none."""
+    if len(set(outcome.repeats)) > 1:
+        return UNSTABLE
     status = outcome.status
     if status == "passed":
         return "xpassed" if expect is not None else "passed"
