@@ -37,7 +37,7 @@ LAYERS: dict[str, list[tuple[str, ...]]] = {
         # the session's words: options, the marker, stash keys, hooks' specs, limits, the cache's place
         ("pytest_export.options", "pytest_export.marker", "pytest_export.session_state", "pytest_export.hookspecs",
          "pytest_export.finding_warnings", "pytest_export.time_limits", "pytest_export.torch_logs",
-         "pytest_export.cache_dir", "pytest_export.cache_audit", "pytest_export.case_seed"),
+         "pytest_export.cache_dir", "pytest_export.cache_audit", "pytest_export.case_seed", "pytest_export.repeat"),
         ("pytest_export.reporting",),  # a session's outputs, and a test's records on its TestReport
         ("pytest_export.distributed",),  # xdist workers, scheduling, threads, shards
         # one test's way to its record
