@@ -9,7 +9,7 @@ from typing import Any
 from exportcore.compare.measure import Meter
 from exportcore.compare.tensors import dense
 from exportcore.compare.tolerances import Mismatch, default_tolerances
-from exportcore.compare.tree import compare, compare_trees, is_tensor, leaves_with_paths
+from exportcore.compare.tree import TieJudge, compare, compare_trees, is_tensor, leaves_with_paths
 
 __all__ = ["FLIP_SHARE", "ROUNDING_FACTOR", "Rounding", "compare_with_reference"]
 
@@ -33,6 +33,7 @@ class Rounding:
 def compare_with_reference(
     expected: Any, actual: Any, reference: Any, *, rtol: float | None = None, atol: float | None = None,
     path: str = "output", forgiven: list[Rounding] | None = None, meter: Meter | None = None,
+    tie: TieJudge | None = None,
 ) -> Mismatch | None:
     """Return the first real difference, forgiving leaves that differ only by rounding.
 
@@ -50,9 +51,9 @@ def compare_with_reference(
     comparison stands. An integer or bool output computed from floats (an argmax, a mask) passes
     when it differs from the reference at no more than ``ROUNDING_FACTOR`` times as many elements
     as eager does (plus one beside floats below float32: _flips_only); any other leaf is compared as is.
-    ``meter`` measures every leaf against eager as compare() does, a forgiven leaf marked so.
+    ``meter`` measures every leaf against eager as compare() does, a forgiven leaf marked so; ``tie``: as compare().
     """
-    found = compare(expected, actual, rtol=rtol, atol=atol, path=path, meter=meter)
+    found = compare(expected, actual, rtol=rtol, atol=atol, path=path, meter=meter, tie=tie)
     if found is None or found.kind != "value":
         return found
     exp_leaves = leaves_with_paths(expected, path)
@@ -63,7 +64,7 @@ def compare_with_reference(
     # rounding below float32 reaches an integer output (a bfloat16 model's argmax) at near-ties eager may miss
     reduced = any(is_tensor(x) and x.is_floating_point() and x.element_size() < 4 for _, x in exp_leaves)
     for (leaf_path, e), (_, a) in zip(exp_leaves, act_leaves):
-        mismatch = compare_trees(e, a, rtol, atol, leaf_path, meter)
+        mismatch = compare_trees(e, a, rtol, atol, leaf_path, meter, tie)
         if mismatch is None:
             continue
         r = ref_leaves.get(leaf_path)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 from exportcore.compare.measure import LeafError, Meter
 from exportcore.compare.measure import finite as bounded
@@ -14,8 +14,10 @@ __all__ = ["compare_tensors", "dense"]
 
 def compare_tensors(
     expected: Any, actual: Any, rtol: float | None, atol: float | None, path: str, meter: Meter | None = None,
+    tie: Callable[[str, Any, Any], float | None] | None = None,
 ) -> Mismatch | None:
-    """The difference between two tensor leaves, or None; ``meter`` measures their error (compare.measure)."""
+    """The difference between two tensor leaves, or None; ``meter`` measures their error (compare.measure).
+    ``tie`` judges integer leaves that differ (compare.tree.TieJudge): a tie is no difference, measured as its gap."""
     import torch
 
     if expected.shape != actual.shape:
@@ -30,7 +32,13 @@ def compare_tensors(
             meter.add(LeafError(path, 0.0))
         return None  # the common case: identical outputs need no float64 copies
     if exp.dtype == torch.bool or not (exp.is_floating_point() or exp.is_complex()):
-        return _compare_exact(exp, act, path)
+        found = _compare_exact(exp, act, path)
+        fraction = tie(path, exp, act) if found is not None and tie is not None and exp.dtype != torch.bool else None
+        if fraction is None:
+            return found
+        if meter is not None:
+            meter.add(LeafError(path, fraction))
+        return None
     d_rtol, d_atol = default_tolerances(exp.dtype)
     rtol = d_rtol if rtol is None else rtol
     atol = d_atol if atol is None else atol

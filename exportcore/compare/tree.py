@@ -7,14 +7,18 @@ import math
 import sys
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Callable
 
 from exportcore.compare.measure import LeafError, Meter
 from exportcore.compare.measure import finite as bounded
 from exportcore.compare.tensors import compare_tensors
 from exportcore.compare.tolerances import PY_FLOAT, Mismatch, tolerance_problem
 
-__all__ = ["compare", "leaves_with_paths", "is_tensor", "compare_trees"]
+__all__ = ["compare", "leaves_with_paths", "is_tensor", "compare_trees", "TieJudge"]
+
+#: Asked about an integer tensor leaf that differs (path, eager's, the program's): the worst gap's share of its
+#: tolerance where every flip is a tie of eager's scores (exportcore.compare.ties), else None (a mismatch).
+TieJudge = Callable[[str, Any, Any], "float | None"]
 
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
@@ -28,10 +32,12 @@ def compare(
     atol: float | None = None,
     path: str = "output",
     meter: Meter | None = None,
+    tie: TieJudge | None = None,
 ) -> Mismatch | None:
     """Return the first difference between ``expected`` (eager) and ``actual`` (exported), or None.
 
     ``meter``: each leaf compared (up to the first that differs) is measured into it (exportcore.compare.measure).
+    ``tie``: judges an integer leaf that differs (a flipped argmax): one it calls a tie is no difference.
     """
     for name, value in (("rtol", rtol), ("atol", atol)):
         problem = tolerance_problem(value)
@@ -39,7 +45,7 @@ def compare(
             raise ValueError(f"{name} {problem}")
     if not isinstance(path, str):
         raise TypeError(f"path must be a str, got {type(path).__name__}")
-    return compare_trees(expected, actual, rtol, atol, path, meter)
+    return compare_trees(expected, actual, rtol, atol, path, meter, tie)
 
 
 def leaves_with_paths(obj: Any, path: str = "output") -> list[tuple[str, Any]]:
@@ -123,8 +129,9 @@ def _type_name(obj: Any) -> str:
 
 def compare_trees(
     expected: Any, actual: Any, rtol: float | None, atol: float | None, path: str, meter: Meter | None = None,
+    tie: TieJudge | None = None,
 ) -> Mismatch | None:
-    found = _walk(expected, actual, rtol, atol, path, meter)
+    found = _walk(expected, actual, rtol, atol, path, meter, tie)
     if found is not None and meter is not None:
         meter.differs(found.path, found.max_abs)  # a leaf with no finite budget (a float leaf is measured already)
     return found
@@ -132,11 +139,12 @@ def compare_trees(
 
 def _walk(
     expected: Any, actual: Any, rtol: float | None, atol: float | None, path: str, meter: Meter | None,
+    tie: TieJudge | None,
 ) -> Mismatch | None:
     if is_tensor(expected):
         if not is_tensor(actual):
             return _type_mismatch(path, expected, actual)
-        return compare_tensors(expected, actual, rtol, atol, path, meter)
+        return compare_tensors(expected, actual, rtol, atol, path, meter, tie)
     if isinstance(expected, _SCALARS):
         return _compare_scalars(expected, actual, rtol, atol, path, meter)
     exp_children = _children(expected)
@@ -153,7 +161,7 @@ def _walk(
             message = f"{path}: keys differ: {', '.join(said)} (expected keys {list(expected)})"
             return Mismatch(path, "structure", message)
         for key, value in expected.items():
-            found = compare_trees(value, actual[key], rtol, atol, path + _key_suffix(expected, key), meter)
+            found = compare_trees(value, actual[key], rtol, atol, path + _key_suffix(expected, key), meter, tie)
             if found is not None:
                 return found
         return None
@@ -165,7 +173,7 @@ def _walk(
     for (suffix, exp_child), (act_suffix, act_child) in zip(exp_children, act_children):
         if suffix != act_suffix:
             return Mismatch(path, "structure", f"{path}: expected field {suffix!r}, got {act_suffix!r}")
-        found = compare_trees(exp_child, act_child, rtol, atol, path + suffix, meter)
+        found = compare_trees(exp_child, act_child, rtol, atol, path + suffix, meter, tie)
         if found is not None:
             return found
     return None

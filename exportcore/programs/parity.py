@@ -13,10 +13,12 @@ from exportcore.programs.execute import RunResult, clone_tree, run_inference, ru
 from exportcore.diagnosis.failures import alias_lost
 from exportcore.sandbox.float32_precision import full_float32, reduced_float32
 from exportcore.outcome import Failure, ProgramError
+from exportcore.programs.discrete import tie_judge
 from exportcore.programs.random_draws import redrawn
 from exportcore.programs.sides import prepare, traced_path
 
 if TYPE_CHECKING:
+    from exportcore.compare.ties import Tie
     from exportcore.programs.context import ProgramRun
 
 __all__ = ["EXAMPLE_INPUTS", "compare_runs", "mismatch_failure", "measured", "PROGRAM_NAMES"]
@@ -46,11 +48,12 @@ def compare_runs(
     forgiven: list[Rounding] = []
     full: list[tuple[RunResult, RunResult] | None] = []  # made on the first mismatch that needs it
     meters: dict[str, Meter] = {}
+    tie = tie_judge(run, inputs, lambda path, found: _tie_note(run, label, path, found, where))
 
     def check(part: str, keys: Any = None) -> Mismatch | None:
         exp, act = _part(expected, part, keys), _part(actual, part, keys)
         meter = meters[part] = Meter()
-        found = compare(exp, act, rtol=run.rtol, atol=run.atol, path=part, meter=meter)
+        found = compare(exp, act, rtol=run.rtol, atol=run.atol, path=part, meter=meter, tie=tie)
         if found is None or found.kind != "value" or inputs is None:
             return found
         reduced = reduced_float32(run.device) if rerun is not None else ()
@@ -59,7 +62,7 @@ def compare_runs(
         if reduced and full[0] is not None:
             exp, act = _part(full[0][0], part, keys), _part(full[0][1], part, keys)
             meter = meters[part] = Meter()  # judged on the full-precision runs: measured there
-            found = compare(exp, act, rtol=run.rtol, atol=run.atol, path=part, meter=meter)
+            found = compare(exp, act, rtol=run.rtol, atol=run.atol, path=part, meter=meter, tie=tie)
             if found is None or found.kind != "value":
                 _reduced_note(run, reduced, found is None)
                 return found
@@ -68,7 +71,7 @@ def compare_runs(
             return found
         ref = _part(wide, part, keys)
         found = compare_with_reference(exp, act, {} if ref is None else ref, rtol=run.rtol, atol=run.atol, path=part,
-                                       forgiven=forgiven, meter=meter)
+                                       forgiven=forgiven, meter=meter, tie=tie)
         if reduced and full[0] is not None:
             _reduced_note(run, reduced, found is None)
         return found
@@ -154,6 +157,20 @@ def _less_precise(run: ProgramRun, label: str, rounding: Rounding) -> None:
         f" differ from eager beyond rtol/atol; within them norm-wise (relative RMS error {rounding.relative_rms:.2g})"
         f" and within {ROUNDING_FACTOR:g}x them everywhere: float rounding (another accumulation order), not a failure",
     )
+
+
+def _tie_note(run: ProgramRun, label: str, path: str, tie: Tie, where: str) -> None:
+    """Say, once per program and leaf, that a flipped index output was judged a tie of eager's scores."""
+    if getattr(run, "outcome", None) is None:
+        return  # a comparison made by hand (tests): nothing to note it on
+    name = PROGRAM_NAMES.get(label, label)
+    lead = f"tie: {name} {path}"
+    if any(n.startswith(lead + " ") for n in run.outcome.notes):
+        return
+    run.outcome.notes.append(
+        f"{lead} picks another index than eager at {tie.flipped} of {tie.total} position(s) on {where}, each a tie: "
+        f"eager's {tie.op} scores at both indices are within the tolerance of each other (the worst gap "
+        f"{tie.fraction:.2g} of it), so either pick is right; not a mismatch")
 
 
 def _part(result: RunResult, part: str, keys: Any = None) -> Any:
