@@ -38,7 +38,7 @@ class DiscreteCall:
 
 @dataclass
 class Tie:
-    """A flipped index output forgiven as a tie: how many positions flipped, and the worst gap's share of its tolerance."""
+    """A flipped index output forgiven as a tie: the positions flipped, the worst gap's share of its tolerance."""
 
     op: str
     flipped: int
