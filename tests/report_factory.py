@@ -14,7 +14,8 @@ from exportcore.outcome import (
 from pytest_export.results.records import Expectation, Record
 
 STATUS = {"passed": "passed", "xpassed": "passed", "xfailed": "failed", "failed": "failed",
-          "error": "error", "timeout": "timeout", "crashed": "crashed", "skipped": "skipped"}
+          "error": "error", "timeout": "timeout", "crashed": "crashed", "skipped": "skipped",
+          "unstable": "failed"}  # the run shown is the first that did not pass (pytest_export.repeat)
 
 
 def make_record(
@@ -40,6 +41,8 @@ def make_record(
         declared={"batch": "[1, 64]"}, range_constraints={"s0": "VR[2, 64]"},
         examples=ExampleStats(tried=10, accepted=9, rejected=3), torch_version="2.14.1",
     )
+    if verdict == "unstable":
+        outcome.repeats = ["passed", "failed"]
     if STATUS[verdict] not in ("passed", "skipped"):
         outcome.failure = Failure(
             stage=stage, category=category, exc_type="torch._dynamo.exc.UserError", message=message,
