@@ -81,9 +81,11 @@ def cards(summary: dict[str, Any], findings: int) -> list[tuple[str, Any, str, s
         ("expected failures", v.get("xfailed", 0), "xfailed as declared", "v-xfailed"),
         ("skipped", v.get("skipped", 0), "not checked", "v-skipped"),
     ]
+    if v.get("unstable"):  # only under --export-repeat: counted with the failing, and apart
+        out.insert(3, ("unstable", v["unstable"], "the verdict changed between --export-repeat runs", "v-failed"))
     if findings:
         out.append(("findings", findings, "let through by torch.export", "v-finding"))
-    target = {"failing": "failures", "findings": "findings"}
+    target = {"failing": "failures", "unstable": "failures", "findings": "findings"}
     return [(label, n, sub, cls, target.get(label, "matrix")) for label, n, sub, cls in out]
 
 

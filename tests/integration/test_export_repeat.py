@@ -45,7 +45,8 @@ def test_a_verdict_that_changes_between_repeats_is_unstable_fails_its_test_and_t
     once = pytester.runpytest_subprocess("--export-baseline=b.json", "--export-baseline-update")
     assert once.ret == 0, once.stdout.str()
     again = pytester.runpytest_subprocess("--export-repeat=4", "--export-baseline=b.json", "--export-report=r.json",
-                                          "--export-report=r.md", "--junitxml=j.xml", "-rf")
+                                          "--export-report=r.md", "--export-report=r.html", "--junitxml=j.xml",
+                                          "-rf")
     assert again.ret == 1, again.stdout.str()
     out = again.stdout.str()
     assert "results: 1 passed, 1 unstable (2 from 2 cases in 1 mode)" in out
@@ -67,6 +68,8 @@ def test_a_verdict_that_changes_between_repeats_is_unstable_fails_its_test_and_t
     seeds = [n.split("(seed ")[1].split(")")[0] for n in stable["outcome"]["notes"] if "--export-repeat run" in n]
     assert len(set(seeds)) == 4
     assert "🎲 unstable" in (pytester.path / "r.md").read_text()
+    page = (pytester.path / "r.html").read_text()
+    assert "UNSTABLE" in page and "the verdict changed between --export-repeat runs" in page
     junit = (pytester.path / "j.xml").read_text()
     assert '<failure message="unstable in non_strict: the verdict changed' in junit
 
