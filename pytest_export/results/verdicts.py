@@ -50,9 +50,10 @@ def verdict_of(outcome: Outcome, expect: Expectation | None = None, known: bool 
 
 def after_pytest(proposed: str, *, skipped: bool, passed: bool, xfail: bool, strict_xpass: bool = False) -> str:
     """Return the verdict once pytest has reported the test: skipped, passed, or failed (``strict_xpass``: an
-    ``[XPASS(strict)]``), ``xfail`` when its own xfail spoke."""
+    ``[XPASS(strict)]``), ``xfail`` when its own xfail spoke. An unstable result stays unstable under pytest's xfail
+    (the user tolerates the failing test; the record still says what happened)."""
     if skipped:
-        return "xfailed" if xfail else "skipped"
+        return ("unstable" if proposed == UNSTABLE else "xfailed") if xfail else "skipped"
     if passed:
         return "xpassed" if xfail else "passed"
     if strict_xpass:
