@@ -9,7 +9,7 @@ Its JSON form, a report's ``records[i]``, comes from the codec (exportcore.codec
       "case": "tests/test_m.py::test_mlp",           # node id without the mode id part
       "mode": "strict",
       "verdict": "passed" | "failed" | "xfailed" | "xpassed" | "error"
-                 | "timeout" | "crashed" | "skipped",
+                 | "timeout" | "crashed" | "skipped" | "unstable",
       "expect": {"reason": str, "category": str | None} | None,
       "duration": float,                              # seconds, whole test
       "outcome": Outcome.to_dict() | None,            # None only if no outcome could be made
