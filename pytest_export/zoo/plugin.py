@@ -1,4 +1,4 @@
-"""The zoo's pytest hooks: its options, its collectors under the session, its note in each outcome."""
+"""The zoo's pytest hooks: its options, its collectors under the session, its notes in each outcome."""
 
 from __future__ import annotations
 
@@ -54,7 +54,13 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator[None, A
 
 
 def pytest_export_outcome(item: pytest.Item, case: Any, outcome: Outcome) -> None:
-    """Say which inputs and dynamic dims were inferred for a zoo model, and why."""
+    """Say which inputs and dynamic dims were inferred for a zoo model, and why; for a failing row, what passes."""
     note = getattr(item, "zoo_note", "")
     if note and note not in outcome.notes:
         outcome.notes.insert(0, note)
+    if note and case is not None:
+        from pytest_export.zoo.relax import least_restrictive
+
+        relaxed = least_restrictive(item, case, outcome)
+        if relaxed:
+            outcome.notes.insert(1, relaxed)
