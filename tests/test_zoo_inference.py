@@ -41,13 +41,11 @@ def test_timm_image_dims_follow_pretrained_cfg() -> None:
     timm = pytest.importorskip("timm")
     fixed = build(expand(["timm:test_coatnet"])[0])  # fixed_input_size: H/W static
     assert list(fixed.dynamic_shapes[0]) == [0] and "fixed_input_size" in fixed.note
-    free = build(expand(["timm:test_resnet"])[0])  # strided: multiples of its feature_info reduction (32)
+    free = build(expand(["timm:test_resnet"])[0])
     cfg = timm.create_model("test_resnet").pretrained_cfg
     assert not cfg.get("fixed_input_size", False)
     dims = free.dynamic_shapes[0]
-    assert sorted(dims) == [0, 2, 3] and dims[2].__name__.startswith("32*")
-    assert (dims[2].root.min, dims[2].root.max) == (2, cfg["input_size"][1] // 32)
-    assert "multiples of the total reduction 32 from 64x64 to 160x160" in free.note
+    assert sorted(dims) == [0, 2, 3] and dims[2].max == cfg["input_size"][1]
     vit = build(expand(["timm:test_vit"])[0])  # dynamic_img_size: multiples of the patch size
     assert vit.model.dynamic_img_size and "patch size 16x16 from two patches (32..160" in vit.note
     assert vit.dynamic_shapes[0][2].__name__.startswith("16*")  # str() of a derived Dim is a class repr on 2.6
@@ -64,22 +62,18 @@ class _Timmish(torch.nn.Module):
         self.feature_info = [{"reduction": reduction // 2}, {"reduction": reduction}]
 
 
-def test_timm_image_dims_are_multiples_of_the_reduction_from_two_up() -> None:
+def test_timm_image_dims_never_start_below_two_reductions() -> None:
     from exportcore.zoo.timm_zoo import image_spec, total_reduction
 
     assert total_reduction(_Timmish(96, 32)) == 32 and total_reduction(torch.nn.Linear(2, 2)) is None
-    shape, dims, note = image_spec(_Timmish(96, 32))
-    assert shape == (3, 96, 96) and (dims[2].root.min, dims[2].root.max) == (2, 3) and "from 64x64 to 96x96" in note
-    shape, dims, note = image_spec(_Timmish(224, 32, min_input_size=(3, 100, 100)))  # ceil(100 / 32) = 4
-    assert dims[3].root.min == 4 and "min_input_size" in note
-    shape, dims, note = image_spec(_Timmish(299, 32))  # the example is the largest multiple under 299
-    assert shape == (3, 288, 288) and dims[2].root.max == 9 and "example 288x288 (the largest multiple)" in note
-    _, dims, note = image_spec(_Timmish(48, 32))  # no multiple fits: the batch only, and the row says why
-    assert dims == {} and "only the batch is dynamic: the default size holds fewer than 2 reductions of 32" in note
-    plain = _Timmish(160, 32)
-    del plain.feature_info  # no reduction known: a plain range from half the default size
-    _, dims, note = image_spec(plain)
-    assert (dims[2].min, dims[2].max) == (80, 160) and "no feature_info reduction" in note
+    _, dims, note = image_spec(_Timmish(96, 32))  # half of 96 is 48: under two reductions of 32
+    assert (dims[2].min, dims[2].max) == (64, 96) and "at least two reductions of 32 (feature_info)" in note
+    _, dims, note = image_spec(_Timmish(224, 32, min_input_size=(3, 32, 32)))
+    assert dims[3].min == 64 and "min_input_size, at least two reductions" in note
+    _, dims, note = image_spec(_Timmish(160, 32))  # half the default size is already above: unchanged
+    assert (dims[2].min, dims[2].max) == (80, 160) and "reductions" not in note
+    _, dims, note = image_spec(_Timmish(48, 32))  # no range fits: the batch only, and the row says why
+    assert dims == {} and "only the batch is dynamic: H/W from 64x64" in note
 
 
 def test_hf_text_inputs_stay_in_vocab_and_positions() -> None:

@@ -1,20 +1,21 @@
 """``timm:GLOB``: ``timm.list_models(GLOB)``, built with ``pretrained=False``; inputs from ``pretrained_cfg``.
 
-Image H/W are dynamic only where timm says the size is not fixed (``fixed_input_size`` false), in the form
-the network accepts: a ViT built with ``dynamic_img_size`` in multiples of its patch size, a strided network
-in multiples of its total reduction (the stride of its last feature map, ``feature_info``), from two
-reductions (or ``min_input_size``) up to the default size. A plain range (``Dim("height", min=80, max=160)``)
-makes torch prove each stage's floored size for every height in it, which it cannot: timm's
-``test_resnet``, ``test_byobnet`` and ``test_nfnet`` failed at ``constraints`` in every mode that way.
-Never below two reductions: torch 2.15 narrows a ViT's one-patch minimum to two, and a last feature map
-of one pixel is the size 1 torch specializes. Where that leaves no range (a default size under two
-reductions) only the batch is dynamic, and the note says why. A model with no ``feature_info`` keeps a
-plain range (from ``min_input_size``, else half the default size).
+Image H/W are dynamic only where timm says the size is not fixed: ``fixed_input_size`` false (from
+``min_input_size``, or half the default size where none is declared, up to the default size), or a
+ViT built with ``dynamic_img_size`` (multiples of its patch size). Never below two reductions (two
+patches; twice the stride of the last feature map, from ``feature_info``): torch 2.15 narrows a ViT's
+one-patch minimum to two (the one-patch image is then refused, a guards failure of the zoo's own making),
+and a last feature map of one pixel is the size 1 torch specializes. Where that leaves no range (a
+default size under two reductions) only the batch is dynamic, and the note says why.
 
-torch.export exports the multiples (checked with bare ``torch.export`` for those three), but the program's
-input check does not test divisibility (torch 2.15 solves ``k`` by truncating: a 97-pixel image runs as
-k=3), so the reject check fails such a row at ``guards``, true for that spec. The zoo's plugin then
-re-checks it with only the batch dynamic, then static, and the row says which passed (pytest_export.zoo.relax).
+Plain ranges for the strided networks, not multiples of the reduction (``32*k``): torch.export exports
+the multiples (checked with bare ``torch.export`` for timm's ``test_resnet``, ``test_byobnet``,
+``test_nfnet``, ``dla34``), but its ``ep.module()`` does not refuse a non-multiple (torch 2.15's input
+check truncates the solved ``k``: a 97-pixel image runs as k=3), so every such model would fail the
+reject check on an image one pixel off a multiple, a red cell even for the models whose plain range
+exports. A plain range torch cannot prove fails at ``constraints``; the zoo's plugin then re-checks the
+row with only the batch dynamic, then static, and the row names the first that passes
+(pytest_export.zoo.relax).
 """
 
 from __future__ import annotations
@@ -67,57 +68,25 @@ def image_spec(model: Any) -> tuple[tuple[int, int, int], dict[int, Any], str]:
                 f"({2 * ph}..{height - height % ph} x {2 * pw}..{width - width % pw}, dynamic_img_size)")
     if cfg.get("fixed_input_size", False):
         return (channels, height, width), {}, f"{size}; H/W static (fixed_input_size)"
-    reduction = total_reduction(model)
-    if reduction:
-        return _strided(cfg, (channels, height, width), reduction, size)
-    return _plain_range(cfg, (channels, height, width), size)
-
-
-def _strided(cfg: dict[str, Any], shape: tuple[int, int, int], reduction: int,
-             size: str) -> tuple[tuple[int, int, int], dict[int, Any], str]:
-    """H/W as multiples of the network's total reduction, from two reductions (or min_input_size) up.
-
-    A strided stem floors each stage's size; a plain range makes torch prove a guard for every size in
-    it, which it cannot (``constraints``). In multiples of the reduction each stage's size is exact.
-    """
-    import torch
-
-    channels, height, width = shape
-    least = cfg.get("min_input_size")
-    low_h, low_w = (int(least[1]), int(least[2])) if least else (0, 0)
-    # ceil: the smallest multiple at or above the declared minimum, and never under two reductions
-    k_h, k_w = max(2, -(-low_h // reduction)), max(2, -(-low_w // reduction))
-    top_h, top_w = height // reduction, width // reduction
-    why = f"feature_info reduction {reduction}" + (", min_input_size" if least else "")
-    if top_h < k_h or top_w < k_w:
-        return (shape, {}, f"{size}; only the batch is dynamic: the default size holds fewer than "
-                f"{max(k_h, k_w)} reductions of {reduction} ({why}), so no H/W multiple of it fits under it")
-    dims = {2: reduction * torch.export.Dim("blocks_h", min=k_h, max=top_h),
-            3: reduction * torch.export.Dim("blocks_w", min=k_w, max=top_w)}
-    example = (channels, top_h * reduction, top_w * reduction)
-    moved = "" if example == shape else f", example {example[1]}x{example[2]} (the largest multiple)"
-    return example, dims, (f"{size}; H/W dynamic in multiples of the total reduction {reduction} from "
-                           f"{k_h * reduction}x{k_w * reduction} to {top_h * reduction}x{top_w * reduction} "
-                           f"({why}{moved}, fixed_input_size false)")
-
-
-def _plain_range(cfg: dict[str, Any], shape: tuple[int, int, int],
-                 size: str) -> tuple[tuple[int, int, int], dict[int, Any], str]:
-    """H/W as a plain range, for a model that names no reduction (no feature_info)."""
-    import torch
-
-    channels, height, width = shape
     least = cfg.get("min_input_size")
     if least:
         low_h, low_w, why = int(least[1]), int(least[2]), "min_input_size"
     else:
         low_h, low_w, why = max(2, height // 2), max(2, width // 2), "half the default size: timm declares no minimum"
+    reduction = total_reduction(model)
+    if reduction and (low_h < 2 * reduction or low_w < 2 * reduction):
+        low_h, low_w = max(low_h, 2 * reduction), max(low_w, 2 * reduction)
+        why += f", at least two reductions of {reduction} (feature_info)"
     if low_h >= height or low_w >= width:
-        return (shape, {}, f"{size}; only the batch is dynamic: H/W from {low_h}x{low_w} ({why}) "
+        return ((channels, height, width), {}, f"{size}; only the batch is dynamic: H/W from {low_h}x{low_w} ({why}) "
                 f"leaves no range up to the default size")
-    dims = {2: torch.export.Dim("height", min=low_h, max=height), 3: torch.export.Dim("width", min=low_w, max=width)}
-    return shape, dims, f"{size}; H/W dynamic {low_h}..{height} x {low_w}..{width} ({why}, no feature_info " \
-        "reduction, fixed_input_size false)"
+    dims: dict[int, Any] = {}
+    if low_h < height:
+        dims[2] = torch.export.Dim("height", min=low_h, max=height)
+    if low_w < width:
+        dims[3] = torch.export.Dim("width", min=low_w, max=width)
+    return (channels, height, width), dims, f"{size}; H/W dynamic {low_h}..{height} x {low_w}..{width} ({why}, " \
+        "fixed_input_size false)"
 
 
 def total_reduction(model: Any) -> int | None:
