@@ -151,3 +151,26 @@ def test_a_builder_that_downloads_is_a_skip_naming_where(monkeypatch: pytest.Mon
     with pytest.raises(ZooSkip, match=r"netmodels/make: building it tried to open a network connection to "
                                       r"198\.51\.100\.7:443 \(a download\)"):
         build(expand(["netmodels:make"])[0])
+
+
+def test_timm_over_the_budget_is_shrunk_where_its_constructor_allows() -> None:
+    """Counted on the meta device only: nothing here allocates a large model."""
+    timm = pytest.importorskip("timm")
+    from exportcore.zoo.common import ZooEntry
+    from exportcore.zoo.timm_shrink import fit_budget
+
+    def creator(name: str):  # type: ignore[no-untyped-def]
+        return lambda **kwargs: timm.create_model(name, pretrained=False, **kwargs)
+
+    vit = ZooEntry("timm", "vit_large_patch16_224", "timm")
+    kwargs, params, note = fit_budget(vit, creator(vit.name), 100_000_000)
+    assert kwargs == {"depth": 2} and params is not None and params < 30_000_000
+    assert "depth=2 (from 24 blocks), 304.3M -> 27.2M parameters (widths kept)" in note
+    assert fit_budget(vit, creator(vit.name), None) == ({}, None, "")  # no budget: nothing shrunk
+    resnet = ZooEntry("timm", "resnet152", "timm")
+    assert fit_budget(resnet, creator(resnet.name), 15_000_000)[:2] == ({"layers": [1, 1, 1, 1]}, 10_064_936)
+    with pytest.raises(ZooSkip, match=r"convnext_large: 197\.8M parameters, over the budget of 30\.0M .*and 33\.0M "
+                                      r"still with depths=\(1, 1, 1, 1\)"):
+        fit_budget(ZooEntry("timm", "convnext_large", "timm"), creator("convnext_large"), 30_000_000)
+    with pytest.raises(ZooSkip, match=r"644\.8M parameters.*RegNet takes no depth, depths or layers"):
+        fit_budget(ZooEntry("timm", "regnety_1280", "timm"), creator("regnety_1280"), 100_000_000)

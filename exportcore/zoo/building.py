@@ -8,7 +8,9 @@ from typing import Any, Callable, Iterator
 
 from exportcore.zoo.common import ZooEntry, ZooSkip, ZooSpecError, seed_for
 
-__all__ = ["BATCH", "EXAMPLE_BATCH", "batch_dim", "batch_only", "check_budget", "count_params", "require", "seeded"]
+__all__ = [
+    "BATCH", "EXAMPLE_BATCH", "amount", "batch_dim", "batch_only", "check_budget", "count_params", "require", "seeded",
+]
 
 #: The batch every zoo case declares: dynamic from 2 (0 and 1 specialize) to a size drawn shapes can afford.
 BATCH = (2, 8)
@@ -45,12 +47,13 @@ def check_budget(entry: ZooEntry, params: int | None, max_params: int | None,
         except Exception:  # noqa: BLE001 - a builder that cannot run on meta is counted once built
             params = None
     if params is not None and max_params is not None and params > max_params:
-        raise ZooSkip(f"{entry.zoo_id}: {_amount(params)} parameters, over the budget of "
-                      f"{_amount(max_params)} (--export-model-max-params)")
+        raise ZooSkip(f"{entry.zoo_id}: {amount(params)} parameters, over the budget of "
+                      f"{amount(max_params)} (--export-model-max-params)")
     return params
 
 
-def _amount(count: int) -> str:
+def amount(count: int) -> str:
+    """A parameter count as a reader takes it in: 25.6M, or the number where millions would read 0.0M."""
     # millions where that reads well; a small budget (a test's 1E1) is not "0.0M"
     return f"{count / 1e6:.1f}M" if count >= 100_000 else str(count)
 

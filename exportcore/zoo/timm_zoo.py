@@ -1,5 +1,8 @@
 """``timm:GLOB``: ``timm.list_models(GLOB)``, built with ``pretrained=False``; inputs from ``pretrained_cfg``.
 
+A model over the parameter budget is built with fewer blocks where its constructor allows it
+(exportcore.zoo.timm_shrink), and the row says so.
+
 Image H/W are dynamic only where timm says the size is not fixed: ``fixed_input_size`` false (from
 ``min_input_size``, or half the default size where none is declared, up to the default size), or a
 ViT built with ``dynamic_img_size`` (multiples of its patch size). Never below two reductions (two
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from exportcore.zoo.building import EXAMPLE_BATCH, batch_dim, check_budget, require, seeded
+from exportcore.zoo.building import EXAMPLE_BATCH, batch_dim, check_budget, count_params, require, seeded
 from exportcore.zoo.common import ZooCase, ZooEntry
 
 __all__ = ["build", "image_spec", "list_entries"]
@@ -39,12 +42,19 @@ def build(entry: ZooEntry, max_params: int | None) -> ZooCase:
     import torch
 
     timm = require("timm")
-    params = check_budget(entry, None, max_params, lambda: timm.create_model(entry.name, pretrained=False))
+    from exportcore.zoo.timm_shrink import fit_budget
+
+    def create(**kwargs: Any) -> Any:
+        return timm.create_model(entry.name, pretrained=False, **kwargs)
+
+    shrink, params, shrunk = fit_budget(entry, create, max_params)
     with seeded(entry):
-        model = timm.create_model(entry.name, pretrained=False)
+        model = create(**shrink)
+        params = check_budget(entry, params if params is not None else count_params(model), max_params)
         (channels, height, width), dims, note = image_spec(model)
         args = (torch.rand(EXAMPLE_BATCH, channels, height, width),)
-    return ZooCase(entry, model, args, None, ({0: batch_dim(), **dims},), f"timm: {note}", {}, params or 0)
+    note = f"timm: {shrunk}; {note}" if shrunk else f"timm: {note}"
+    return ZooCase(entry, model, args, None, ({0: batch_dim(), **dims},), note, {}, params or 0)
 
 
 def image_spec(model: Any) -> tuple[tuple[int, int, int], dict[int, Any], str]:
