@@ -34,16 +34,19 @@ def meta_count(make: Callable[[], Any]) -> tuple[Any, int] | None:
     return model, count_params(model)
 
 
-def fit_budget(entry: ZooEntry, create: Callable[..., Any], max_params: int | None) -> tuple[dict[str, Any], int | None, str]:
+def fit_budget(entry: ZooEntry, create: Callable[..., Any],
+               max_params: int | None) -> tuple[dict[str, Any], int | None, str]:
     """Return (kwargs that fit the budget, the parameter count, a note) for a timm model; ZooSkip if none do.
 
     ``create(**kwargs)`` builds the model. Within the budget: no kwargs and no note.
     """
-    counted = meta_count(create) if max_params is not None else None
-    if counted is None or counted[1] <= max_params:  # type: ignore[operator]
+    if max_params is None:
+        return {}, None, ""
+    counted = meta_count(create)
+    if counted is None or counted[1] <= max_params:
         return {}, counted[1] if counted else None, ""
     model, params = counted
-    over = (f"{entry.zoo_id}: {amount(params)} parameters, over the budget of {amount(max_params)} "  # type: ignore[arg-type]
+    over = (f"{entry.zoo_id}: {amount(params)} parameters, over the budget of {amount(max_params)} "
             "(--export-model-max-params)")
     kwargs, what = shrink_kwargs(model)
     if not kwargs:
@@ -51,9 +54,9 @@ def fit_budget(entry: ZooEntry, create: Callable[..., Any], max_params: int | No
     shrunk = meta_count(lambda: create(**kwargs))
     if shrunk is None:
         raise ZooSkip(f"{over}; built with {what} it does not build")
-    if shrunk[1] > max_params:  # type: ignore[operator]
+    if shrunk[1] > max_params:
         raise ZooSkip(f"{over}, and {amount(shrunk[1])} still with {what}")
-    return kwargs, shrunk[1], (f"shrunk to fit the parameter budget of {amount(max_params)}: {what}, "  # type: ignore[arg-type]
+    return kwargs, shrunk[1], (f"shrunk to fit the parameter budget of {amount(max_params)}: {what}, "
                                f"{amount(params)} -> {amount(shrunk[1])} parameters (widths kept)")
 
 
