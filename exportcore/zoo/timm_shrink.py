@@ -16,7 +16,7 @@ from typing import Any, Callable
 from exportcore.zoo.building import amount, count_params
 from exportcore.zoo.common import ZooEntry, ZooSkip
 
-__all__ = ["fit_budget", "meta_count"]
+__all__ = ["fit_budget", "meta_count", "shrink_kwargs"]
 
 #: Blocks a ViT-like model keeps: two, so a block still feeds another.
 DEPTH = 2
@@ -53,7 +53,7 @@ def fit_budget(entry: ZooEntry, create: Callable[..., Any],
         raise ZooSkip(f"{over}; {what}")
     shrunk = meta_count(lambda: create(**kwargs))
     if shrunk is None:
-        raise ZooSkip(f"{over}; built with {what} it does not build")
+        raise ZooSkip(f"{over}; it does not build with {what}")
     if shrunk[1] > max_params:
         raise ZooSkip(f"{over}, and {amount(shrunk[1])} still with {what}")
     return kwargs, shrunk[1], (f"shrunk to fit the parameter budget of {amount(max_params)}: {what}, "

@@ -4,7 +4,7 @@ A red cell says the inferred spec fails; a reader also wants to know whether the
 The same case is checked again in the same mode with every check the row ran, first with only the
 batch dynamic, then static, and the first that passes is named in the row's notes ("exports with a
 static image size (verified)"). The row's verdict stays the inferred spec's: the re-checks add notes,
-never a pass. Only failures a spec can change are re-checked (not one at input or in eager, nor a
+never a pass. Only failures a spec can change are re-checked (not one at input, in eager or in the test, nor a
 timeout): the cost is one or two more exports for a failing row, none for a passing one.
 """
 
@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 
 __all__ = ["least_restrictive"]
 
-#: Stages whose failure no spec changes: the case is wrong, or the model fails without torch.export.
-_NOT_THE_SPEC = ("input", "eager")
+#: Stages whose failure no spec changes: the case is wrong, the model fails without torch.export, or the test
+#: failed after its export passed.
+_NOT_THE_SPEC = ("input", "eager", "test")
 
 
 def least_restrictive(item: pytest.Item, case: Case, outcome: Outcome) -> str | None:
