@@ -3,7 +3,7 @@
 A red cell says the inferred spec fails; a reader also wants to know whether the model exports at all.
 The same case is checked again in the same mode with every check the row ran, first with only the
 batch dynamic, then static, and the first that passes is named in the row's notes ("exports with a
-static image size (verified)"). The row's verdict stays the inferred spec's: the re-checks add notes,
+static input size (no dynamic dim)"), or the notes say that none does. The row's verdict stays the inferred spec's: the re-checks add notes,
 never a pass. Only failures a spec can change are re-checked (not one at input, in eager or in the test, nor a
 timeout): the cost is one or two more exports for a failing row, none for a passing one.
 """
