@@ -33,6 +33,7 @@ LAYERS: dict[str, list[tuple[str, ...]]] = {
     "pytest_export": [
         ("pytest_export.results",),  # the data: records, report, gate, baseline, merge, journal
         ("pytest_export.rendering",),  # results as text
+        ("pytest_export.ledger",),  # one record per (model, mode, torch version); its pages and drift
         ("pytest_export.cli",),  # python -m pytest_export SUBCOMMAND
         # the session's words: options, the marker, stash keys, hooks' specs, limits, the cache's place
         ("pytest_export.options", "pytest_export.marker", "pytest_export.session_state", "pytest_export.hookspecs",
