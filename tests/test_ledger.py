@@ -40,7 +40,7 @@ def test_the_committed_pages_are_the_committed_ledger_rendered(tmp_path: Path) -
     rendered = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*.md"))
     assert {str(p) for p in rendered} >= {"zoo.md", "zoo/timm.md", "zoo/drift-2.6.0-2.15.0.md"}
     differ = [str(p) for p in rendered if (tmp_path / p).read_bytes() != (ROOT / "docs" / p).read_bytes()]
-    assert differ == [], f"committed pages differ from the ledger's: rebuild with the command in docs/ci.md"
+    assert differ == [], "committed pages differ from the ledger's: rebuild with the command in docs/ci.md"
     assert _cli("build", "--out", LEDGER, "--pages", ROOT / "docs", "--check").returncode == 0
 
 

@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _build(args: argparse.Namespace) -> int:
     reports: list[str] = list(args.reports)
+    args.torch = release_of(args.torch) if args.torch else args.torch  # 2.15.0+cu132 names release 2.15.0
     problem = repeated_inputs(reports)
     if reports and not args.torch:
         problem = "ledger build: --torch names the torch release the reports ran on (e.g. --torch 2.15.0)"

@@ -40,7 +40,8 @@ def report_torch(report: Report) -> str:
 
 
 def _stopped(record: Record, stop_reason: str) -> bool:
-    # The case a shard stopped at a deadline was in records "crashed: killed by SIGTERM": the run's end, not the model's.
+    # The case a shard stopped at a deadline was in records "crashed: killed by SIGTERM":
+    # the run's end, not the model's.
     failure = failure_of(record)
     if record.verdict != "crashed" or failure is None:
         return False
@@ -90,9 +91,9 @@ def _header(ordered: Sequence[tuple[str, Report]], source: dict[tuple[str, str],
         env = report.environment or {}
         entry: dict[str, Any] = {"name": name, "started": str(env.get("started", "")), "torch": report_torch(report),
                                  "results": len({(r.case, r.mode) for r in report.records})}
-        cases = sorted(c for c in replaced.get(name, ()) if any(source.get((c, r.mode)) == name for r in report.records
-                                                                  if r.case == c))
-        if cases:
+        # a report that replaced an earlier result is a rerun: the header names every case whose rows it gave
+        cases = sorted({r.case for r in report.records if source.get((r.case, r.mode)) == name})
+        if replaced.get(name) and cases:
             entry["replaced"] = cases
         if env.get("zoo_packages"):
             entry["zoo_packages"] = dict(sorted(env["zoo_packages"].items()))

@@ -40,7 +40,8 @@ def cell(row: LedgerRow | None) -> str:
     """A result's table cell: its mark, and where and why it failed."""
     if row is None:
         return "–"
-    why = f" `{row.stage}` `{row.category}`" if row.verdict not in ("passed", "skipped", "xpassed") and row.stage else ""
+    failed = row.verdict not in ("passed", "skipped", "xpassed") and row.stage
+    why = f" `{row.stage}` `{row.category}`" if failed else ""
     return MARK.get(row.verdict, row.verdict) + why
 
 

@@ -30,6 +30,11 @@ _DIMS = ("Dynamic dims are inferred from each model's metadata (see each row): t
          " patches); HF token length 2..64 within `max_position_embeddings`. A failure is a true verdict under"
          " that spec.")
 
+_COLUMNS = ("dims: each declared dynamic dim, as the program took it (recorded since issue 52: empty for a run"
+            " before it); error: the worst measured error of any program, as a fraction of the tolerance (1 fails;"
+            " recorded since issue 54); export s: torch.export's seconds, the most of the modes; since: first seen /"
+            " last changed.")
+
 
 def render_pages(ledger: Ledger) -> dict[str, str]:
     """Return each page's path (relative to the docs folder) and text."""
@@ -79,7 +84,8 @@ def _runs(version: VersionLedger) -> list[str]:
     if known:
         line = "- zoo libraries that built the models: " + "; ".join(
             f"`{n}`: " + ", ".join(f"{k} {v}" for k, v in versions.items()) for n, versions in known)
-        lines.append(line + (f"; not recorded by {', '.join(f'`{n}`' for n in unknown)}" if unknown else ""))
+        missing = ", ".join(f"`{n}`" for n in unknown)
+        lines.append(line + (f"; not recorded by {missing} (run before reports recorded them)" if unknown else ""))
     lines += [f"- {n}" for n in h.get("notes", [])]
     cases = {r.case for r in version.rows}
     checked = {r.case for r in version.rows if r.verdict != "skipped"}
@@ -151,9 +157,7 @@ def _family_page(ledger: Ledger, name: str) -> str:
     causes = cause_table(mine)
     if causes:
         lines += ["## Failure causes", "", *causes, ""]
-    lines += ["## Models", "", "dims: each declared dynamic dim, as the program took it (the engine records it since"
-              " issue 52: empty for a run before it); error: the worst measured error of any program, as a fraction of the tolerance (1 fails);"
-              " export: torch.export's seconds, the most of the modes; since: first seen / last changed.", "",
+    lines += ["## Models", "", _COLUMNS, "",
               "| model | torch | " + " | ".join(modes) + " | dims | error | export s | since | repro |",
               "|---|---|" + "---|" * len(modes) + "---|---:|---:|---|---|"]
     cases = sorted({r.case for v in mine.values() for r in v.rows})

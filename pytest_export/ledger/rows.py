@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import shlex
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
 
 from pytest_export.results.records import Record, failure_of
 
@@ -120,7 +119,3 @@ def _skip_note(record: Record) -> str:
     model = record.case[len(ZOO):] + ": "
     return text[len(model):] if text.startswith(model) else text
 
-
-def as_dict(row: LedgerRow) -> dict[str, Any]:
-    """Return the record's fields (for a caller that compares two records field by field)."""
-    return asdict(row)

@@ -1,7 +1,8 @@
 """A ledger directory: one JSON-lines file per torch version (``torch-2.15.0.jsonl``), sorted and stable.
 
 The first line of a file is its header (the torch version, the runs it was built from, their
-environment and notes); each further line is one record, sorted by (case, mode). Written whole to a
+environment and notes); each further line is one record, sorted by (case, mode), a model's note on its
+inputs on its first line only. Written whole to a
 temporary twin, then renamed over the old file, so a reader (and a build reading the previous
 ledger from the same directory) never sees a part.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,9 @@ def read_version(path: Path) -> VersionLedger:
     if not isinstance(header, dict) or header.get("ledger") != FORMAT or not isinstance(header.get("torch"), str):
         raise LedgerError(f"{path}:1: not a ledger header (needs \"ledger\": {FORMAT} and \"torch\")")
     rows = [LedgerRow.from_line(text, f"{path}:{i}") for i, text in enumerate(lines[1:], 2) if text.strip()]
+    for before, row in zip(rows, rows[1:]):
+        if row.case == before.case and not row.inputs:
+            row.inputs = before.inputs  # written once per model (write_version)
     return VersionLedger(header["torch"], header, rows)
 
 
@@ -82,7 +86,12 @@ def write_version(folder: Path, version: VersionLedger) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     header = {**version.header, "ledger": FORMAT, "torch": version.torch}
     lines = [json.dumps(header, sort_keys=True, ensure_ascii=False)]
-    lines += [row.to_line() for row in sorted(version.rows, key=lambda r: r.key)]
+    previous: LedgerRow | None = None
+    for row in sorted(version.rows, key=lambda r: r.key):
+        # a model's note on its inputs is the same in every mode: written once, on its first line
+        same = previous is not None and previous.case == row.case and previous.inputs == row.inputs
+        lines.append((replace(row, inputs="") if same else row).to_line())
+        previous = row
     path = folder / file_name(version.torch)
     atomic_write(path, "\n".join(lines) + "\n")
     return path
