@@ -62,7 +62,9 @@ def _drift_page(old: VersionLedger, new: VersionLedger) -> str:
               "`docs/zoo/ledger/`, over the families both hold: " + ", ".join(f"{f}" for f in shared) + "."
               + ("" if before == after else " The families only one ledger holds are not compared: "
                  + ", ".join(sorted((before | after) - set(shared))) + "."))
-    covers += " What each run was (settings, reruns, known defects of a run) is in [the zoo table](../zoo.md#runs)."
+    covers += " Both runs (settings, machine, reruns) are described in [the zoo table](../zoo.md#runs)."
+    if old.header.get("notes"):  # the older run's own caveats read with its rows
+        covers += f"\n\nAbout the torch {old.torch} run:\n\n" + "\n".join(f"- {n}" for n in old.header["notes"])
     return render_drift(drift(old, new, f"torch {old.torch}", f"torch {new.torch}", only), covers) + "\n"
 
 
@@ -78,7 +80,7 @@ def _runs(version: VersionLedger) -> list[str]:
         if r.get("replaced"):
             lines.append(f"- rerun {str(r.get('started', '?'))[:10]} (`{r['name']}`, torch {r.get('torch', '?')}): "
                          + ", ".join(f"`{model_name(c)}`" for c in r["replaced"])
-                         + f" ({r.get('results', '?')} results); their rows are from that run")
+                         + f" ({r.get('results', '?')} result{'' if r.get('results') == 1 else 's'}); their rows are from that run")
     known = [(r["name"], r["zoo_packages"]) for r in reports if r.get("zoo_packages")]
     unknown = [r["name"] for r in reports if not r.get("zoo_packages")]
     if known:
