@@ -1,4 +1,5 @@
-"""tools/zoo_table.py: a rerun's report replaces the earlier rows of its models and says so (issue 50, items 8, 16).
+"""tools/zoo_table.py (now the ledger's renderer over reports held in memory): a rerun's report replaces
+the earlier rows of its models and says so (issue 50, items 8, 16).
 
 Run on the committed reports: shard-1.json has timm/test_vit passing non_strict and training (the false
 pass of issue 50, item 8); rerun-2026-11-29.json, made after the fix, fails them at guards.
@@ -40,6 +41,11 @@ def test_the_header_names_the_zoo_library_versions_each_report_recorded() -> Non
             "not recorded by `shard-1.json` (run before reports recorded them)") in page
 
 
-def test_the_published_table_is_the_committed_reports_rendered() -> None:
+def _models(page: str) -> str:
+    return page.split("\n## Models\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_its_rows_are_the_published_rows_of_the_newest_torch() -> None:
+    # The committed pages are the ledger's (tests/test_ledger.py); the script renders with the same renderer.
     page = _render(*sorted(p.name for p in ZOO.glob("*.json") if p.name.startswith(("shard-", "extra-", "rerun-"))))
-    assert page == (ROOT / "docs" / "zoo.md").read_text(encoding="utf-8")
+    assert _models(page) == _models((ROOT / "docs" / "zoo.md").read_text(encoding="utf-8"))
