@@ -126,3 +126,23 @@ def test_diff_of_a_users_two_reports_groups_the_moves_with_their_repro(tmp_path:
     assert "Measured error moved ≥1.5×" not in sections  # test_a/test_b kept their error: no move listed
     same = _cli("diff", old, new, "-o", old)
     assert same.returncode == 2 and "would destroy an input" in same.stderr
+
+
+def test_a_case_a_stopped_run_was_in_keeps_its_last_records(tmp_path: Path) -> None:
+    # A shard stopped at a deadline records the case it was in as crashed "killed by SIGTERM": the run's end.
+    out = tmp_path / "ledger"
+    first = _report(tmp_path / "first.json", "2026-11-01T10:00:00+0000", {"test_a": ("passed", 0.0, 1.0)})
+    assert _cli("build", first, "--torch", "2.14.1", "--out", out).returncode == 0
+    stopped = make_record("tests/test_m.py::test_a", "strict", "crashed", message="killed by SIGTERM",
+                          category="crash")
+    report = build_report([stopped, make_record("tests/test_m.py::test_b", "strict", "passed")],
+                          environment={"torch": "2.14.1", "started": "2026-11-02T10:00:00+0000"}, complete=False,
+                          stop_reason="SIGTERM while running tests/test_m.py::test_a[strict]")
+    atomic_write(tmp_path / "second.json", json.dumps(report_document(report)))
+    assert _cli("build", tmp_path / "second.json", "--torch", "2.14.1", "--out", out).returncode == 0
+    rows = _rows(out / "torch-2.14.1.jsonl")
+    assert rows[("tests/test_m.py::test_a", "strict")]["verdict"] == "passed"  # not the run's crash
+    assert rows[("tests/test_m.py::test_b", "strict")]["first_seen"] == "2026-11-02"
+    header = json.loads((out / "torch-2.14.1.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert header["unfinished"] == ["tests/test_m.py::test_a"]
+    assert header["reports"][0]["incomplete"].startswith("SIGTERM")
