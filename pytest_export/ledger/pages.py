@@ -78,9 +78,10 @@ def _runs(version: VersionLedger) -> list[str]:
              f"{len(reports)} reports: " + ", ".join(f"`{r['name']}`" for r in reports)]
     for r in reports:
         if r.get("replaced"):
+            count = f"{r.get('results', '?')} result{'' if r.get('results') == 1 else 's'}"
             lines.append(f"- rerun {str(r.get('started', '?'))[:10]} (`{r['name']}`, torch {r.get('torch', '?')}): "
                          + ", ".join(f"`{model_name(c)}`" for c in r["replaced"])
-                         + f" ({r.get('results', '?')} result{'' if r.get('results') == 1 else 's'}); their rows are from that run")
+                         + f" ({count}); their rows are from that run")
     known = [(r["name"], r["zoo_packages"]) for r in reports if r.get("zoo_packages")]
     unknown = [r["name"] for r in reports if not r.get("zoo_packages")]
     if known:
