@@ -14,7 +14,7 @@ from pytest_export.ledger.store import Ledger
 from pytest_export.rendering.zoo_rates import ALL, Cell, family_of
 from pytest_export.results.records import ordered_modes
 
-__all__ = ["MARK", "cause_table", "cell", "family", "inputs_of", "modes_of", "rate_table", "skip_table"]
+__all__ = ["MARK", "cause_table", "cell", "dims_of", "family", "inputs_of", "modes_of", "rate_table", "skip_table"]
 
 MARK = {"passed": "✅", "failed": "❌", "error": "⚠️ error", "timeout": "⏱ timeout", "crashed": "💥 crashed",
         "skipped": "⏭ skipped", "xfailed": "❌ (known)", "xpassed": "✅ (was known failing)"}
@@ -42,7 +42,14 @@ def cell(row: LedgerRow | None) -> str:
         return "–"
     failed = row.verdict not in ("passed", "skipped", "xpassed") and row.stage
     why = f" `{row.stage}` `{row.category}`" if failed else ""
-    return MARK.get(row.verdict, row.verdict) + why
+    rescue = f"; {row.rescue}" if failed and row.rescue else ""
+    return MARK.get(row.verdict, row.verdict) + why + rescue
+
+
+def dims_of(rows: Sequence[LedgerRow]) -> str:
+    """The dynamism cell: each declared dim as the program took it, from the first mode that recorded any."""
+    dims = next((r.dims for r in rows if r.dims), [])
+    return ", ".join(dims).replace("|", "\\|") if dims else "not recorded"
 
 
 def inputs_of(rows: Sequence[LedgerRow]) -> str:

@@ -14,7 +14,7 @@ from typing import Sequence
 from pytest_export.ledger.drift import drift
 from pytest_export.ledger.drift_page import render_drift
 from pytest_export.ledger.page_parts import (
-    cause_table, cell, family, inputs_of, model_name, modes_of, rate_table, skip_table,
+    cause_table, cell, dims_of, family, inputs_of, model_name, modes_of, rate_table, skip_table,
 )
 from pytest_export.ledger.rows import LedgerRow
 from pytest_export.ledger.store import Ledger, VersionLedger
@@ -28,7 +28,10 @@ _DIMS = ("Dynamic dims are inferred from each model's metadata (see each row): t
          " model; timm image H/W where `fixed_input_size` is false (from half the default size, never under two"
          " strides of the last feature map) or `dynamic_img_size` is set (multiples of the patch size, from two"
          " patches); HF token length 2..64 within `max_position_embeddings`. A failure is a true verdict under"
-         " that spec.")
+         " that spec. The dynamism column is what the program took of each declared dim (`batch 2..8 ✓` as"
+         " declared, `seq 2..64 → 2..32` narrowed, `H 112..224 → 224` specialized; `not recorded` for a run made"
+         " before the engine recorded it); a failing cell adds the option rescue where its run tried one"
+         " (`rescued by backed_size_oblivious (verified)`, `no option rescues`).")
 
 _COLUMNS = ("dims: each declared dynamic dim, as the program took it (recorded since issue 52: empty for a run"
             " before it); error: the worst measured error of any program, as a fraction of the tolerance (1 fails;"
@@ -137,12 +140,13 @@ def _newest_rows(version: VersionLedger) -> list[str]:
     for name in sorted({family(r) for r in version.rows}):
         members = sorted(c for c, rows in by_case.items() if family(rows[0]) == name)
         lines += [f"<details><summary><b>{name}</b>: {len(members)} models</summary>", "",
-                  "| model | " + " | ".join(modes) + " | inputs and dynamic dims (inferred) |",
-                  "|---|" + "---|" * (len(modes) + 1)]
+                  "| model | " + " | ".join(modes) + " | dynamism (what the program took) | inputs and dynamic dims"
+                  " (inferred) |", "|---|" + "---|" * (len(modes) + 2)]
         for case in members:
             cells = {r.mode: r for r in by_case[case]}
+            ordered = _in_order(by_case[case], modes)
             lines.append(f"| `{model_name(case)}` | " + " | ".join(cell(cells.get(m)) for m in modes)
-                         + f" | {inputs_of(_in_order(by_case[case], modes))} |")
+                         + f" | {dims_of(ordered)} | {inputs_of(ordered)} |")
         lines += ["", "</details>", ""]
     return lines
 

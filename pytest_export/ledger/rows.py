@@ -13,6 +13,7 @@ import json
 import shlex
 from dataclasses import asdict, dataclass, field, fields
 
+from pytest_export.rendering.rescue import rescue_of, rescue_phrase
 from pytest_export.results.records import Record, failure_of
 
 __all__ = ["LedgerError", "LedgerRow", "repro_command", "row_of", "state_of"]
@@ -41,6 +42,8 @@ class LedgerRow:
     export_s: float | None = None  # torch.export.export's own time (the capture stage)
     seconds: float | None = None  # the whole result's time
     inputs: str = ""  # the zoo's note on the inputs and dynamic dims it inferred
+    #: a failing result's option rescue: "rescued by X (verified)" or "no option rescues" ("" not tried)
+    rescue: str = ""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -109,6 +112,9 @@ def row_of(record: Record, date: str) -> LedgerRow:
     if "capture" in outcome.timings:
         row.export_s = round(outcome.timings["capture"], 2)
     row.inputs = next((n.split(": ", 1)[-1] for n in outcome.notes if n.startswith("zoo ")), "")
+    rescue = rescue_of(outcome)
+    if rescue is not None and row.stage:
+        row.rescue = rescue_phrase(rescue, tried=False)
     return row
 
 
