@@ -44,6 +44,9 @@ class Case:
     rtol: float | None = None
     atol: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Input sets the model really sees, each run and compared like the example (exportcore.checks.recorded):
+    #: a list of input tuples or (args, kwargs) pairs, a torch.export.AdditionalInputs or a torch.onnx.InputObserver.
+    recorded_inputs: Any = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class EngineOptions:
     target_options: Mapping[str, Any] | None = None
     explain: str = "fix"
     export_config: Mapping[str, Any] = field(default_factory=dict)
+    recorded_inputs: Any = None  # Case.recorded_inputs
 
     @classmethod
     def for_case(cls, case: Case, mode: str = "non_strict", **keywords: Any) -> EngineOptions:
@@ -79,6 +83,7 @@ class EngineOptions:
         keywords.setdefault("atol", case.atol)
         keywords.setdefault("inputs", case.inputs)
         keywords.setdefault("case_id", case.name or None)
+        keywords.setdefault("recorded_inputs", case.recorded_inputs)
         return cls(mode=mode, **keywords)
 
     def keywords(self) -> dict[str, Any]:

@@ -167,7 +167,7 @@ def _prepared(case: Case, options: EngineOptions, session: EngineSession) -> Run
         inputs=options.inputs, seed=seed, findings_as_errors=options.findings_as_errors,
         hypothesis_settings=options.hypothesis_settings, outcome=outcome, clock=StageClock(), spec=spec,
         target=options.target, device=options.device, target_options=dict(options.target_options or {}),
-        export_kwargs=options.export_kwargs(), session=session,
+        export_kwargs=options.export_kwargs(), session=session, recorded_inputs=options.recorded_inputs,
     )
 def _walked(run: Run, options: EngineOptions) -> None:
     """Walk the pipeline in the model's sandbox under the case's time limit; explain a failure where asked."""

@@ -59,6 +59,7 @@ class Run:
     target_options: Mapping[str, Any] = field(default_factory=dict)
     #: torch.export.export's own keyword options (exportcore.case.EXPORT_KWARGS; a rescue's), for the capture
     export_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    recorded_inputs: Any = None  # the user's recorded input sets as given (exportcore.checks.recorded)
     #: the stores this walk may take from and donate to, and the engine's caches (exportcore.reuse.session)
     session: EngineSession = None  # type: ignore[assignment]
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
-from exportcore.checks import accept, calls, dtype, dynamism, numerics, reject, size01, specialization, state
+from exportcore.checks import (accept, calls, dtype, dynamism, numerics, recorded, reject, size01, specialization,
+                              state)
 from exportcore.outcome import GraphStats
 from exportcore.programs.sides import prepare
 from exportcore.reuse.donations import Reuse
@@ -54,6 +55,7 @@ PIPELINE: tuple[Step, ...] = (
     Step("state", state.run, ("state",)),
     Step("calls", calls.run, ("numerics",)),
     Step("specialization", specialization.run, ("accept", "reject"), dynamic=True),
+    Step("recorded inputs", recorded.run, ("numerics", "accept")),
     Step("drawn shapes", accept.run, ("numerics", "accept"), dynamic=True, reusable=True),
     Step("reject", reject.run, ("reject",), dynamic=True, reusable=True),
     Step("size01", size01.run, ("accept", "reject"), dynamic=True, reusable=True),

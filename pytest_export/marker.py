@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from exportcore.case import CHECKS
+from exportcore.checks.recorded import type_problem
 from exportcore.columns import Column
 from exportcore.devices import DEVICES
 from exportcore.modes import mode_names, target_mode_problem
@@ -48,13 +49,14 @@ MARKER_HELP = (
     "runtimes (target_mode='strict' to start from a strict export; target_options={'aoti': "
     "{'check_inputs': True}}); devices=['cpu', 'cuda'] runs each on those devices; "
     "export_config={'backed_size_oblivious': True} sets torch.fx.experimental._config options "
-    "around the export and its checks. Also valid on "
+    "around the export and its checks; recorded_inputs=[(x1,), (x2,)] (or a torch.export.AdditionalInputs, "
+    "a torch.onnx.InputObserver) checks each recorded input set like the example. Also valid on "
     "pytest.param(..., marks=...): markers merge, the closest (parameter, function, class, module) "
     "winning per argument."
 )
 
 ARGUMENTS = ("dynamic_shapes", "modes", "checks", "rtol", "atol", "examples", "inputs", "expect",
-             "targets", "devices", "target_mode", "target_options", "export_config")
+             "targets", "devices", "target_mode", "target_options", "export_config", "recorded_inputs")
 
 
 class MarkerError(ValueError):
@@ -80,6 +82,8 @@ class ExportSpec:
     #: torch.fx.experimental._config options set around the export and its checks
     #: (``{"backed_size_oblivious": True}``: what a verified option rescue says to write)
     export_config: Mapping[str, Any] = field(default_factory=dict)
+    #: input sets the model really sees, each checked like the example (exportcore.checks.recorded)
+    recorded_inputs: Any = None
 
 
 class ModeParam(str):
@@ -148,8 +152,11 @@ def parse_marker(args: Sequence[Any], kwargs: Mapping[str, Any], known_modes: Se
         # the names are checked where torch is loaded (the run), against the installed torch's config
         raise MarkerError(f"export_config must be a dict of torch.fx.experimental._config option names to values, "
                           f"got {export_config!r}")
+    recorded_inputs = kwargs.get("recorded_inputs")
+    if type_problem(recorded_inputs):  # each set's own structure is checked in the run, where torch is loaded
+        raise MarkerError(type_problem(recorded_inputs))
     return ExportSpec(dynamic_shapes, modes, checks, rtol, atol, examples, inputs, expect,
-                      targets, devices, target_mode, target_options, dict(export_config))
+                      targets, devices, target_mode, target_options, dict(export_config), recorded_inputs)
 
 
 def markers_of(node: Any, param_marks: Iterable[Any] = ()) -> list[Any]:

@@ -77,7 +77,7 @@ def case_from_result(result: Any, spec: ExportSpec) -> Case:
     if not callable(case.model):
         raise CaseError(f"model must be a torch.nn.Module or callable, got {type(case.model).__name__}")
     changes: dict[str, Any] = {}
-    for name in ("dynamic_shapes", "inputs", "rtol", "atol"):
+    for name in ("dynamic_shapes", "inputs", "rtol", "atol", "recorded_inputs"):
         value = getattr(spec, name)
         if value is None:
             continue
