@@ -11,7 +11,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
-__all__ = ["Case", "CHECKS", "DEFAULT_CHECKS", "DEFAULT_EXAMPLES", "EngineOptions", "EXPORT_KWARGS"]
+__all__ = ["Case", "CHECKS", "DEFAULT_CHECKS", "DEFAULT_EXAMPLES", "EngineOptions", "EXPORT_KWARGS", "RECORDED_INPUTS",
+           "recorded_inputs_problem"]
 
 #: Checks a user can switch on or off (``checks=`` / ``--export-checks``).
 #: numerics: exported module == eager on the example inputs and on drawn shapes.
@@ -27,6 +28,9 @@ DEFAULT_EXAMPLES = 10
 #: The names ``export_config`` may carry that are torch.export.export's own keyword arguments (its other
 #: names are torch.fx.experimental._config flags): the capture passes them to the export call.
 EXPORT_KWARGS = ("prefer_deferred_runtime_asserts_over_guards",)
+
+#: The field holding a case's recorded input sets (exportcore.checks.recorded reads each set).
+RECORDED_INPUTS = "recorded_inputs"
 
 
 @dataclass
@@ -102,3 +106,16 @@ def _is_default(value: Any, f: dataclasses.Field) -> bool:
     return value is default or (isinstance(value, (bool, int, float, str, tuple)) and type(value) is type(default)
                                 and value == default)
 
+
+
+def recorded_inputs_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a case's recorded input sets (None: it can).
+
+    Only the outer type, by name: the plugin validates its marker without importing torch; each set's
+    structure is checked in the run (exportcore.checks.recorded).
+    """
+    if value is None or isinstance(value, (list, tuple)) or type(value).__name__ in ("AdditionalInputs",
+                                                                                      "InputObserver"):
+        return None
+    return (f"{RECORDED_INPUTS} must be a list of input tuples or (args, kwargs) pairs, a torch.export.AdditionalInputs "
+            f"or a torch.onnx.InputObserver, got {type(value).__name__}")

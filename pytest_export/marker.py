@@ -19,8 +19,7 @@ import unittest
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
-from exportcore.case import CHECKS
-from exportcore.checks.recorded import type_problem
+from exportcore.case import CHECKS, recorded_inputs_problem
 from exportcore.columns import Column
 from exportcore.devices import DEVICES
 from exportcore.modes import mode_names, target_mode_problem
@@ -153,8 +152,8 @@ def parse_marker(args: Sequence[Any], kwargs: Mapping[str, Any], known_modes: Se
         raise MarkerError(f"export_config must be a dict of torch.fx.experimental._config option names to values, "
                           f"got {export_config!r}")
     recorded_inputs = kwargs.get("recorded_inputs")
-    if type_problem(recorded_inputs):  # each set's own structure is checked in the run, where torch is loaded
-        raise MarkerError(type_problem(recorded_inputs))
+    if recorded_inputs_problem(recorded_inputs):  # each set's own structure is checked in the run (torch loaded)
+        raise MarkerError(recorded_inputs_problem(recorded_inputs))
     return ExportSpec(dynamic_shapes, modes, checks, rtol, atol, examples, inputs, expect,
                       targets, devices, target_mode, target_options, dict(export_config), recorded_inputs)
 

@@ -16,29 +16,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from exportcore.case import RECORDED_INPUTS as FIELD
+from exportcore.case import recorded_inputs_problem
 from exportcore.outcome import Failure
 from exportcore.programs.table import add_row
 
 if TYPE_CHECKING:
     from exportcore.context import Run
 
-__all__ = ["FIELD", "run", "recorded_sets", "type_problem"]
-
-FIELD = "recorded_inputs"
-
-
-def type_problem(value: Any) -> str | None:
-    """Why ``value`` cannot be recorded input sets (None: it can); checks only its outer type, so no torch import."""
-    if value is None or isinstance(value, (list, tuple)) or type(value).__name__ in ("AdditionalInputs",
-                                                                                      "InputObserver"):
-        return None
-    return (f"{FIELD} must be a list of input tuples or (args, kwargs) pairs, a torch.export.AdditionalInputs "
-            f"or a torch.onnx.InputObserver, got {type(value).__name__}")
+__all__ = ["run", "recorded_sets"]
 
 
 def recorded_sets(value: Any) -> list[tuple[tuple, dict]]:
     """The (args, kwargs) of every recorded set in ``value``; raise TypeError naming the field and the set."""
-    problem = type_problem(value)
+    problem = recorded_inputs_problem(value)
     if problem:
         raise TypeError(problem + _torch_lacks())
     if value is None:
