@@ -119,3 +119,22 @@ def test_a_torch_without_the_recorded_classes_says_so_in_the_error() -> None:
     lacks = str(raised.value).partition(" has no ")[2]
     for name, where in (("AdditionalInputs", torch.export), ("InputObserver", torch.onnx)):
         assert (name in lacks) is (not hasattr(where, name))
+
+
+class ClampsWhenExported(torch.nn.Module):
+    def forward(self, x):
+        if torch.compiler.is_exporting():  # the exported program computes something else than eager past 1
+            return x.clamp(max=1.0)
+        return x
+
+
+@pytest.mark.skipif(not hasattr(torch.compiler, "is_exporting"), reason="this torch has no is_exporting (2.6)")
+def test_a_recorded_set_the_program_computes_wrongly_fails_numerics_naming_the_set() -> None:
+    small, big = torch.rand(4, 3) * 0.5, torch.rand(4, 3) + 2
+    ep = torch.export.export(ClampsWhenExported(), (small,))  # bare torch: equal at the example, not at big
+    assert torch.equal(ep.module()(small), small) and not torch.equal(ep.module()(big), big)
+
+    assert _check(ClampsWhenExported(), (small,), [(small * 1.5,)], None).status == "passed"
+    outcome = _check(ClampsWhenExported(), (small,), [(small * 1.5,), (big,)], None)
+    assert (outcome.status, outcome.failure.stage, outcome.failure.exc_type) == ("failed", "numerics", "ValueMismatch")
+    assert outcome.failure.message.startswith("recorded_inputs[1] (args[0]=[4, 3]): ")

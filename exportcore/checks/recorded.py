@@ -172,7 +172,8 @@ def _failure(where: str, message: str, stage: str, found: dict[str, Any], args: 
     from exportcore.programs.table import shapes_text
 
     _, kept = found.get(message, (None, None))
-    if kept is not None:  # a numerics mismatch: compare_runs named the set (``where``) already
+    if kept is not None:  # a mismatch with eager, written up by the program's side: name the set it was on
+        kept.message = f"{where} ({shapes_text(args, kwargs)}): {kept.message}"
         return kept
     first = message.splitlines()[0]
     guards = stage == "guards"
