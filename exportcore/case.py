@@ -117,5 +117,5 @@ def recorded_inputs_problem(value: Any) -> str | None:
     if value is None or isinstance(value, (list, tuple)) or type(value).__name__ in ("AdditionalInputs",
                                                                                       "InputObserver"):
         return None
-    return (f"{RECORDED_INPUTS} must be a list of input tuples or (args, kwargs) pairs, a torch.export.AdditionalInputs "
-            f"or a torch.onnx.InputObserver, got {type(value).__name__}")
+    return (f"{RECORDED_INPUTS} must be a list of input tuples or (args, kwargs) pairs, "
+            f"a torch.export.AdditionalInputs or a torch.onnx.InputObserver, got {type(value).__name__}")

@@ -106,14 +106,17 @@ def _inferred_spec(run: Run) -> Any:
         candidates += recorded_sets(getattr(run, "recorded_inputs", None))
     except TypeError:
         pass  # the run reported its broken sets already
-    for args, kwargs in candidates:
-        try:
-            run.model(*args, **kwargs)  # a size eager refuses tells torch nothing about the model
-        except Exception:  # noqa: BLE001
-            continue
-        additional.add(tuple(args), dict(kwargs) or None)
+    added = 0
+    with torch.no_grad():
+        for args, kwargs in candidates:
+            try:
+                run.model(*args, **kwargs)  # a size eager refuses tells torch nothing about the model
+            except Exception:  # noqa: BLE001
+                continue
+            additional.add(tuple(args), dict(kwargs) or None)
+            added += 1
     reset(run)  # those eager calls may have moved the model's buffers
-    if not additional._examples:  # noqa: SLF001 - its only record of what was added
+    if not added:
         return None
     try:
         inferred = additional.dynamic_shapes(run.model, run.args, run.kwargs or None)
