@@ -119,6 +119,10 @@ def _check(case: Case, options: EngineOptions, session: EngineSession) -> Outcom
     if outcome.status == "passed" and any(f.severity == "error" for f in outcome.findings):
         outcome.status = "failed"
         outcome.failure = failures.finding_error(next(f for f in outcome.findings if f.severity == "error"))
+    if run.whole is not None:
+        from exportcore.reuse.whole import store
+
+        store(run)  # a pass whose every part and all the code it ran are named: served whole next time
     return outcome
 
 

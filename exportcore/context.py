@@ -86,6 +86,8 @@ class Run:
     #: during a walk, and hashing a large model twice is not free.
     before_capture: BeforeCapture | None = None
     proof: Proof | None = None
+    #: the incremental gate's parts and key, taken before eager (exportcore.reuse.whole.WholeState)
+    whole: Any = None
     #: A target's program under test, its loaded artifact (set by exportcore.stages.runtime).
     runtime: RuntimeSide | None = None
 

@@ -276,6 +276,9 @@ class Outcome:
     reused_from: str | None = None
     #: --export-repeat: each run's status in order (empty when checked once); differing ones make it unstable
     repeats: list[str] = field(default_factory=list)
+    #: checked in full although checked before: the first part of the proof that changed since
+    #: (exportcore.reuse.changes: ``code: models.resnet:Net.forward``, ``weights``, ``torch 2.14.1 → 2.15.0``)
+    rechecked_because: str | None = None
     schema: int = field(default=SCHEMA_VERSION, metadata=version(SCHEMA_VERSION))
 
     @property

@@ -85,6 +85,10 @@ def walk(run: Run) -> None:
     ``-W error`` is for their code and the plugin's findings, not for torch's internals; those
     raised from torch's own files are notes on the outcome, not warnings in the user's summary.
     """
+    from exportcore.reuse.whole import served
+
+    if run.target is None and served(run):
+        return  # proven unchanged before eager: the whole outcome was taken (exportcore.reuse.whole)
     with torch_warnings(kept=run.outcome.notes):
         try:
             _walk(run)

@@ -43,7 +43,7 @@ from exportcore.reuse.code_origins import distribution, source_block, versioned
 from exportcore.reuse.eager_code import CodeRecord
 from exportcore.sandbox.python_state import Reader, closure, opaque_module
 
-__all__ = ["Witness", "witnesses", "hold"]
+__all__ = ["Witness", "witnesses", "hold", "failing"]
 
 
 @dataclass
@@ -95,8 +95,11 @@ def witnesses(later: CodeRecord, examples: CodeRecord, model: Any) -> list[Witne
 
 def hold(kept: list[Witness], model: Any) -> bool:
     """Whether every witness still describes the same function, as the model, its modules and the sources are now."""
-    if not kept:
-        return True
+    return not kept or failing(kept, model) is None
+
+
+def failing(kept: list[Witness], model: Any) -> Witness | None:
+    """The first witness that no longer describes the same function (None: every one holds)."""
     homes = _homes(model)
     classes = _classes(model)
     reader = Reader(sys.modules.get("torch"))
@@ -104,18 +107,18 @@ def hold(kept: list[Witness], model: Any) -> bool:
         globs = _globals(homes, witness.module)
         home = globs.get("__file__") if globs is not None else None
         if not isinstance(home, str):
-            return False
+            return witness
         filename = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(home)), witness.file))
         source = source_block(filename, witness.line)
         if source is None or described(source, witness.names, globs, {}, reader) != witness.digest:
-            return False
+            return witness
         if witness.version and distribution(filename) != witness.version:
-            return False
+            return witness
         for path, digest in witness.paths.items():
             value = _resolve(path, homes, classes)
             if value is _MISSING or _reached(value, reader) != digest:
-                return False
-    return True
+                return witness
+    return None
 
 
 _MISSING = object()

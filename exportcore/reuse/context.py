@@ -61,6 +61,8 @@ class ReuseRun(Protocol):
     # the proof, each half taken once (exportcore.reuse.prove)
     before_capture: BeforeCapture | None
     proof: Proof | None
+    whole: Any  # exportcore.reuse.whole.WholeState, taken before eager
+    clock: Any  # exportcore.clock.StageClock: the gate's time is a stage of its own
 
     @property
     def reference(self) -> EagerAnswer | None:

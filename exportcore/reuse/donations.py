@@ -65,6 +65,7 @@ class Reuse:
             donation.examples = copy.deepcopy(run.outcome.examples)
         # measured by the numerics and drawn-shape steps, both reusable: a taker's programs are these
         donation.numerics = copy.deepcopy(run.outcome.numerics)
+        donation.ran = run.code_records[1] if run.code_records is not None else None
         run.session.memory.put(self.proof, donation)  # type: ignore[arg-type]
         disk = run.session.disk
         if disk is not None and disk.writes and run.code_records is not None:
@@ -103,6 +104,9 @@ def _beyond_the_examples(run: ReuseRun, donation: Donation) -> Donation | None:
 
 
 def _take(run: ReuseRun, given: Donation) -> None:
+    from exportcore.reuse.whole import taken
+
+    taken(run, given)
     run.outcome.reused_from = given.label()
     if given.graph is not None:
         run.outcome.graph = copy.deepcopy(given.graph)

@@ -11,7 +11,7 @@ from exportcore.reuse.proof import BeforeCapture, Proof
 if TYPE_CHECKING:
     from exportcore.reuse.context import ReuseRun
 
-__all__ = ["before_capture", "proof_of"]
+__all__ = ["before_capture", "proof_of", "options_digest"]
 
 
 def before_capture(run: ReuseRun, eager_code: str | None = None) -> BeforeCapture:
@@ -30,7 +30,7 @@ def before_capture(run: ReuseRun, eager_code: str | None = None) -> BeforeCaptur
     run.model_state.prepare(run.model, run.mode.training)  # the state eager and every program start from
     reference = run.reference
     parts: dict[str, str | None] = dict(
-        options=_options(run), values=module_digest(run.model), attributes=state_digest(run.model),
+        options=options_digest(run), values=module_digest(run.model), attributes=state_digest(run.model),
         inputs=values_digest((run.args, run.kwargs)),
         # eager's own answer on the examples: Python state no tensor shows (a call counter, a flag) still
         # makes the two models different references. In training its gradients too: a custom
@@ -62,7 +62,7 @@ def proof_of(run: ReuseRun) -> Proof | None:
     return run.proof
 
 
-def _options(run: ReuseRun) -> str | None:
+def options_digest(run: ReuseRun) -> str | None:
     """Every option that decides what is checked, and what the process runs under; None: not comparable."""
     from exportcore.devices import device_facts
     from exportcore.sandbox.isolation import settings_text

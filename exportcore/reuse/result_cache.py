@@ -27,6 +27,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from exportcore.reuse.code_witnesses import Witness
 from exportcore.codec import SchemaError, decode, encode, version
@@ -93,14 +94,15 @@ class ResultCache:
     def __repr__(self) -> str:
         return f"ResultCache({str(self.path)!r}, mode={self.mode!r})"
 
-    def get(self, identity: str) -> Entry | None:
-        """Return the entry stored under ``identity``, or None (missing, unreadable, foreign or corrupt)."""
+    def get(self, identity: str, kind: type[Any] = None) -> Any:
+        """Return the entry (an Entry, or ``kind``) stored under ``identity``, or None (missing, unreadable,
+        foreign or corrupt)."""
         if not self.reads:
             return None
         file = self._file(identity)
         try:
             data = json.loads(file.read_text(encoding="utf-8"))
-            entry = decode(Entry, data, "cache entry")
+            entry = decode(kind or Entry, data, "cache entry")
         except FileNotFoundError:
             return None
         except (OSError, ValueError, SchemaError, TypeError):
@@ -115,7 +117,7 @@ class ResultCache:
             pass
         return entry
 
-    def put(self, identity: str, entry: Entry) -> None:
+    def put(self, identity: str, entry: Any) -> None:
         """Store ``entry`` atomically under ``identity``; a store that cannot be written is skipped."""
         if not self.writes:
             return

@@ -43,6 +43,8 @@ class Donation:
     environ: dict[str, str | None] = field(default_factory=dict)
     #: each program's measured error on the examples and drawn shapes (Outcome.numerics)
     numerics: list[ProgramError] = field(default_factory=list)
+    #: the donor's record of what it ran after the examples (a memory donation): the taker's whole outcome rests on it
+    ran: Any = None
 
     def label(self) -> str:
         """Return what ``outcome.reused_from`` names: the mode, or the cache entry's mode and run."""

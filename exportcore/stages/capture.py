@@ -10,6 +10,7 @@ from exportcore.programs.graph_stats import graph_stats
 from exportcore.guards import exported_input_shapes, exported_ranges, symbol_names
 from exportcore.shapes.guard_site import specialization_site, specialized_to
 from exportcore.programs.sides import prepare
+from exportcore.reuse.whole import capture_record
 
 if TYPE_CHECKING:
     from exportcore.context import Run
@@ -27,10 +28,15 @@ def run(ctx: Run) -> None:
     with ctx.clock.stage("capture"):
         prepare(ctx)
         args, kwargs = clone_tree((ctx.args, ctx.kwargs))
+        record = capture_record(ctx)  # what the capture runs: the incremental gate's witnesses
+
+        def export() -> Any:
+            return torch.export.export(ctx.model, args, kwargs or None, dynamic_shapes=ctx.dynamic_shapes,
+                                       strict=ctx.mode.strict, **ctx.export_kwargs)
+
         try:
             with no_leaked_hooks():
-                ep = torch.export.export(ctx.model, args, kwargs or None, dynamic_shapes=ctx.dynamic_shapes,
-                                         strict=ctx.mode.strict, **ctx.export_kwargs)
+                ep = record.run(export) if record is not None else export()
         except Exception as exc:
             prepare(ctx)
             failure = classify(exc, "capture")
