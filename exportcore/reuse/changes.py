@@ -25,7 +25,8 @@ __all__ = ["changed", "remember", "first_failing", "PART_NAMES"]
 
 #: the parts in the order they are compared, and how a change to each is named
 PART_NAMES = {
-    "environment": "environment", "native": "native code", "config": "torch config", "mode": "mode",
+    "environment": "environment", "native": "native code", "config": "torch config",
+    "registries": "registered kernels, decompositions or pytree nodes", "mode": "mode",
     "options": "options", "spec": "spec", "weights": "weights", "attributes": "attributes", "inputs": "inputs",
     "factory": "inputs factory",
 }

@@ -5,7 +5,8 @@ proof is read off the captured program. But a capture is a function of what it r
 the Python the tracer executed, the model's tensors and Python state, the examples, the spec,
 the options, torch's configuration and versions. So this module keys a whole outcome on what is
 known before eager runs (``parts``: every option, the model's values and attributes, the inputs,
-the factory, the environment with the native code, torch's capture configuration, the mode),
+the factory, the environment with the native code, torch's capture configuration, what torch's
+registries hold outside torch (exportcore.reuse.registries), the mode),
 and keeps with it witnesses of ALL the code the cold walk ran (eager at the examples, the capture,
 every step after: exportcore.reuse.code_witnesses) and the environment variables it read. A later
 session whose parts are equal and whose witnesses all hold, live, is given the stored outcome:
@@ -165,6 +166,7 @@ def parts_of(run: ReuseRun, native: str) -> dict[str, str | None]:
     from exportcore.reuse.identity import module_digest
     from exportcore.reuse.input_factory import factory_identity
     from exportcore.reuse.prove import options_digest
+    from exportcore.reuse.registries import registries_digest
     from exportcore.reuse.python_digest import state_digest
     from exportcore.reuse.result_cache import environment
     from exportcore.sandbox.tensor_digest import values_digest
@@ -173,6 +175,7 @@ def parts_of(run: ReuseRun, native: str) -> dict[str, str | None]:
     spec = (repr(sorted(run.outcome.declared.items())), getattr(run.spec, "budget", None), repr(run.spec))
     return {
         "environment": environment(), "native": _digest(native), "config": config_digest(),
+        "registries": registries_digest(),
         "options": options_digest(run), "spec": _digest(repr(spec)), "mode": run.mode.name,
         "weights": module_digest(run.model), "attributes": state_digest(run.model),
         "inputs": values_digest((run.args, run.kwargs)), "factory": factory_identity(run),
