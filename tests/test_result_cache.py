@@ -86,7 +86,8 @@ def test_a_training_mode_is_served_only_by_its_own_earlier_run(tmp_path) -> None
     assert cold.status == "passed" and not served(cold)  # an inference mode's entry never answers training
     assert RUN_STEPS <= set(cold.timings)
     warm = check(cache, mode="training")
-    assert warm.status == "passed" and warm.reused_from.startswith("cache: training, ")
+    # served whole (exportcore.reuse.whole): neither eager nor the capture ran again
+    assert warm.status == "passed" and warm.reused_from.startswith("cache: whole, training, ")
     assert not RUN_STEPS & set(warm.timings) and warm.examples == cold.examples
     changed = check(cache, model(seed=3), mode="training")  # new weights: the proof fails, all of it runs
     assert changed.status == "passed" and not served(changed) and RUN_STEPS <= set(changed.timings)
@@ -487,8 +488,8 @@ class CountingCache(ResultCache):
         super().__init__(*args, **kwargs)
         self.hits = 0
 
-    def get(self, identity: str):
-        entry = super().get(identity)
+    def get(self, identity: str, kind=None):
+        entry = super().get(identity, kind)
         self.hits += entry is not None
         return entry
 
@@ -505,10 +506,11 @@ def test_a_failing_cases_verified_fix_is_re_exported_every_run_and_its_checks_se
     assert cold.status == "failed" and cold.explanation.fix.status == "verified", cold.explanation
     # the fix's re-export passed: stored; so did the option rescue's re-check where it rescued
     rescued = int(cold.explanation.rescue is not None and cold.explanation.rescue.status == "verified")
-    assert cold_cache.hits == 0 and len(cold_cache.entries()) == 1 + rescued
+    # each passing re-check is stored twice: its checks after capture, and whole (exportcore.reuse.whole)
+    assert cold_cache.hits == 0 and len(cold_cache.entries()) == 2 * (1 + rescued)
     warm_cache = CountingCache(tmp_path)
     warm = failing(warm_cache)
-    # the verdict and the fix are the same; the fix was re-exported (capture always runs), its checks served
+    # the verdict and the fix are the same; the fix's re-check was served whole
     assert warm.status == "failed" and warm.failure.headline() == cold.failure.headline()
     assert warm.explanation.fix.status == "verified" and warm.explanation.fix.exports == cold.explanation.fix.exports
     assert warm.explanation.fix.dynamic_shapes == cold.explanation.fix.dynamic_shapes

@@ -27,7 +27,7 @@ __all__ = ["changed", "remember", "first_failing", "PART_NAMES"]
 PART_NAMES = {
     "environment": "environment", "native": "native code", "config": "torch config",
     "registries": "registered kernels, decompositions or pytree nodes", "mode": "mode",
-    "options": "options", "spec": "spec", "weights": "weights", "attributes": "attributes", "inputs": "inputs",
+    "spec": "spec", "options": "options", "weights": "weights", "attributes": "attributes", "inputs": "inputs",
     "factory": "inputs factory",
 }
 

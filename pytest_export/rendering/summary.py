@@ -98,9 +98,7 @@ def summary_lines(records: Iterable[Record], mode_order: Sequence[str] = (), *,
         lines.append("findings: " + ", ".join(f"{kind} {n}" for kind, n in findings)
                      + " (the first of each kind in the warnings summary; every one with -v and in the report)")
     lines.extend(_dims_lines(records, verbose))
-    reuse = _reuse_line(records, verbose)
-    if reuse:
-        lines.append(reuse)
+    lines.extend(_reuse_lines(records, verbose))
     if slowest > 0:
         ranked = sorted(records, key=lambda r: (-r.duration, r.test))[:slowest]
         lines.append(f"slowest exports ({len(ranked)}):")
@@ -129,25 +127,45 @@ def _dims_lines(records: list[Record], verbose: bool) -> list[str]:
     return lines
 
 
-def _reuse_line(records: list[Record], verbose: bool) -> str | None:
-    """Say how many results took their after-capture checks from earlier work, or None if none did.
+def _reuse_lines(records: list[Record], verbose: bool) -> list[str]:
+    """Say how many results were served whole, took their after-capture checks from earlier work, or were
+    checked in full again and why (the first proof part that changed); empty if there is nothing to say.
 
     A warm run that is fast should say why, and one that is slow (a CI cache that was not
-    restored, a model edited) should show it served nothing: the count is how a user sees it.
-    Sharing between the modes of one session is routine (most models capture one program in
-    strict and non-strict), so a default run names it only next to the cache's count.
+    restored, a model edited) should show it served nothing and what changed: the counts are how a
+    user sees it. Sharing between the modes of one session is routine (most models capture one
+    program in strict and non-strict), so a default run names it only next to the cache's counts.
     """
-    results = [r.outcome for r in records if r.outcome is not None and r.outcome.status != "skipped"]
-    sources = [o.reused_from for o in results if o.reused_from]
-    cached = sum(1 for source in sources if source.startswith("cache:"))
-    if not sources or not (cached or verbose):
-        return None
-    shared = len(sources) - cached
-    parts = ([f"{cached} from the result cache"] if cached else []) + (
+    results = [(r, r.outcome) for r in records if r.outcome is not None and r.outcome.status != "skipped"]
+    sources = [o.reused_from for _, o in results if o.reused_from]
+    whole = sum(1 for source in sources if source.startswith(_WHOLE))
+    cached = sum(1 for source in sources if source.startswith("cache:")) - whole
+    shared = len(sources) - cached - whole
+    rechecked = [(r, o) for r, o in results if o.rechecked_because]
+    if not (whole or cached or rechecked or shared and verbose):
+        return []
+    parts = ([f"{whole} served whole from the result cache"] if whole else []) + (
+        [f"{cached} from the result cache"] if cached else []) + (
         [f"{shared} from another mode's identical program"] if shared else [])
-    those = "it" if len(sources) == 1 else "those"
-    return (f"reused: {' and '.join(parts)}, of {len(results)} results: {those} captured and ran eager, and took "
-            "the checks after capture instead of running them (--export-no-reuse runs them all)")
+    if not whole and not rechecked:
+        those = "it" if len(sources) == 1 else "those"
+        return [f"reused: {' and '.join(parts)}, of {len(results)} results: {those} captured and ran eager, and "
+                "took the checks after capture instead of running them (--export-no-reuse runs them all)"]
+    line = f"reused: {', '.join(parts) or 'nothing'}, of {len(results)} results"
+    if whole:
+        line += " (served whole: neither eager nor the capture ran; the others captured and ran eager)"
+    if rechecked:
+        reasons = _count(o.rechecked_because for _, o in rechecked)  # type: ignore[misc]
+        named = ", ".join(reason + (f" ×{n}" if n > 1 else "") for reason, n in reasons[:3])
+        line += f"; {len(rechecked)} re-checked in full, changed: {named}" + (", ..." if len(reasons) > 3 else "")
+    lines = [line]
+    if verbose:
+        lines.extend(f"  {r.test} [{o.mode}]: re-checked, changed: {o.rechecked_because}" for r, o in rechecked)
+    return lines
+
+
+#: how reused_from names an outcome served whole (exportcore.reuse.whole.LABEL)
+_WHOLE = "cache: whole,"
 
 
 def _skip_reason(record: Record) -> str:
