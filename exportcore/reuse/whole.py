@@ -82,7 +82,7 @@ def served(run: ReuseRun) -> bool:
     """Before eager: whether the run's whole outcome is served from the cache (then written to run.outcome)."""
     if not _gated(run):
         return False
-    from exportcore.reuse.changes import changed, first_failing
+    from exportcore.reuse.changes import changed, first_failing, remember
 
     disk = run.session.disk
     with run.clock.stage("reuse"):
@@ -97,6 +97,8 @@ def served(run: ReuseRun) -> bool:
             if failing is None:
                 _serve(run, entry)
                 state.served = True
+                if reason is not None and disk.writes:  # an older entry served: the next walk compares with it
+                    remember(disk.cache, run.outcome.case_id, run.mode.name, state.parts)  # type: ignore[union-attr]
                 return True
             reason = failing
         run.outcome.rechecked_because = reason

@@ -72,10 +72,12 @@ def test_a_warm_session_serves_unchanged_pairs_whole_and_names_what_changed(pyte
     outcomes = _outcomes(pytester, "edited.json")
     assert outcomes["test_plain[non_strict]"]["reused_from"].startswith("cache: whole, ")  # exactly its pairs
     scaled = outcomes["test_scaled[non_strict]"]
-    assert scaled["reused_from"] is None and scaled["status"] == "passed"  # eager and the program agree again
+    # checked in full (its checks after capture maybe shared with strict's identical program), and passes:
+    # eager and the program agree again
+    assert not (scaled["reused_from"] or "").startswith("cache:") and scaled["status"] == "passed"
     assert scaled["rechecked_because"] == "code: gate_helpers:scaled"
     edited.stdout.fnmatch_lines([
-        "reused: 1 served whole from the result cache, of 3 results*; 1 re-checked in full, changed: "
+        "reused: 1 served whole from the result cache*, of 3 results*; 1 re-checked in full, changed: "
         "code: gate_helpers:scaled",
         "  *test_scaled* [[]non_strict[]]: re-checked, changed: code: gate_helpers:scaled",
     ])
