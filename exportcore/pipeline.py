@@ -13,6 +13,7 @@ from exportcore.checks import (accept, calls, dtype, dynamism, numerics, recorde
                               state)
 from exportcore.outcome import GraphStats
 from exportcore.programs.sides import prepare
+from exportcore.reuse import whole
 from exportcore.reuse.donations import Reuse
 from exportcore.stages import capture, decompose, eager, keep, module, runtime, serialize
 from exportcore.sandbox.warning_filters import torch_warnings
@@ -85,9 +86,7 @@ def walk(run: Run) -> None:
     ``-W error`` is for their code and the plugin's findings, not for torch's internals; those
     raised from torch's own files are notes on the outcome, not warnings in the user's summary.
     """
-    from exportcore.reuse.whole import served
-
-    if run.target is None and served(run):
+    if run.target is None and whole.served(run):
         return  # proven unchanged before eager: the whole outcome was taken (exportcore.reuse.whole)
     with torch_warnings(kept=run.outcome.notes):
         try:

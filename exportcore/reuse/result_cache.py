@@ -94,7 +94,7 @@ class ResultCache:
     def __repr__(self) -> str:
         return f"ResultCache({str(self.path)!r}, mode={self.mode!r})"
 
-    def get(self, identity: str, kind: type[Any] = None) -> Any:
+    def get(self, identity: str, kind: type[Any] | None = None) -> Any:
         """Return the entry (an Entry, or ``kind``) stored under ``identity``, or None (missing, unreadable,
         foreign or corrupt)."""
         if not self.reads:
