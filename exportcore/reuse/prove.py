@@ -112,5 +112,7 @@ def _across_processes(run: ReuseRun, eager_code: str) -> dict[str, str | None]:
     # the examples do not show. A user's inputs= factory, compared by identity in memory, is compared
     # across processes by its code and by what it builds at the examples' shapes (None: a strategy or
     # another callable, never served). And the native code no version names (a custom op's kernel).
-    return dict(eager_code=eager_code, factory=factory_identity(run),
-                environment=f"{environment()}\n{native_code()}")
+    # the gate took the factory's part before eager (exportcore.reuse.whole): the factory is called once
+    whole = getattr(run, "whole", None)
+    factory = whole.parts["factory"] if whole is not None else factory_identity(run)
+    return dict(eager_code=eager_code, factory=factory, environment=f"{environment()}\n{native_code()}")
