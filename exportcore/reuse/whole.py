@@ -30,6 +30,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -205,7 +206,9 @@ _CONFIGS = ("torch._dynamo.config", "torch.fx.experimental._config", "torch._fun
 
 
 def _plain(value: Any) -> str | None:
-    """``value`` as text the same in every process, or None where it holds an object (left out)."""
+    """``value`` as text the same in every process, or None where it holds an object or a path (left out)."""
+    if isinstance(value, str) and os.path.isabs(value):
+        return None  # a folder (dynamo's debug_dir_root follows the working directory): no capture reads it
     if value is None or isinstance(value, (bool, int, float, str)):
         return repr(value)
     if isinstance(value, (list, tuple)):
