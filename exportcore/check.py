@@ -65,8 +65,9 @@ def check(
     in the session (same case, options, model state and inputs) takes that mode's run results
     (exportcore.reuse.donations); ``EngineSession(cache=ResultCache(path))`` extends that proof across
     sessions: a mode whose program, state, inputs, eager answer, options, torch and engine match a
-    stored walk takes its results. Capture and eager always run. Without a session the check runs in
-    a private one and shares nothing.
+    stored walk takes its results; a passing non-strict or training (case, mode) proven unchanged before
+    eager (exportcore.reuse.whole) is served its whole outcome, with neither eager nor the capture run.
+    Without a session the check runs in a private one and shares nothing.
     """
     options = EngineOptions(
         mode=mode, checks=checks, rtol=rtol, atol=atol, examples=examples, inputs=inputs, case_id=case_id,
