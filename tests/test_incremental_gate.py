@@ -272,3 +272,27 @@ def test_failing_outcomes_are_not_stored_whole(tmp_path) -> None:
     assert gate(cache, broken).status == "failed"
     again = gate(cache, broken)
     assert again.status == "failed" and not whole(again) and "capture" in again.timings
+
+
+class Halves(torch.nn.Module):
+    def forward(self, x):
+        return x / 2
+
+
+def test_another_recorded_input_set_is_rechecked_not_served(tmp_path) -> None:
+    from exportcore.case import Case, EngineOptions
+    from exportcore.check import run_check
+
+    cache = ResultCache(tmp_path / "cache")
+    example, inside = torch.randn(8, 3), [(torch.randn(4, 3),)]
+    outside = [(torch.randn(40, 3),)]  # past the declared n <= 32: an input error of the case
+
+    def check(recorded: list) -> exportcore.Outcome:
+        case = Case(model=Halves(), args=(example,), dynamic_shapes=SPEC, recorded_inputs=recorded)
+        return run_check(case, EngineOptions.for_case(case, "non_strict", examples=3, case_id="case"),
+                         EngineSession(cache))
+
+    assert check(inside).status == "passed"
+    assert whole(check(inside))  # unchanged: served whole
+    changed = check(outside)  # the sets are part of the case: a served pass here would hide the input error
+    assert not whole(changed) and changed.status == "error" and "recorded_inputs[0]" in changed.failure.message

@@ -182,6 +182,9 @@ def parts_of(run: ReuseRun, native: str) -> dict[str, str | None]:
         "options": options_digest(run), "spec": _digest(repr(spec)), "mode": run.mode.name,
         "weights": module_digest(run.model), "attributes": state_digest(run.model),
         "inputs": values_digest((run.args, run.kwargs)), "factory": factory_identity(run),
+        # the user's recorded input sets (exportcore.checks.recorded) by value: a list of tuples digests; an
+        # AdditionalInputs or InputObserver holds them in its own object, so such a case is not served whole
+        "recorded": values_digest(getattr(run, "recorded_inputs", None)),
     }
 
 
