@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.mark.machinery  # plugin machinery: the same on any torch (.ci/run runs it on the newest only)
 @pytest.mark.slow
 def test_pyargs_run_with_xdist(pytester: pytest.Pytester) -> None:
     # A subprocess: the installed package is collected by name, with two xdist workers.

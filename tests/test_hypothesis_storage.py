@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.machinery  # where hypothesis keeps its files: the same on any torch
+
 SCRIPT = """
 import torch, exportcore
 from torch.export import Dim

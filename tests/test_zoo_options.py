@@ -33,6 +33,7 @@ def test_what_is_not_a_count_is_a_usage_error_naming_it(raw: str) -> None:
         _count(raw)
 
 
+@pytest.mark.machinery  # plugin machinery: the same on any torch (.ci/run runs it on the newest only)
 def test_the_option_takes_a_huge_or_upper_case_count(pytester: pytest.Pytester) -> None:
     pytest.importorskip("torch")
     pytester.makepyfile(budget_models=FACTORY)

@@ -45,6 +45,7 @@ def test_reading_the_versions_imports_no_zoo_package() -> None:
                           check=True).stdout.strip() == "[]"
 
 
+@pytest.mark.machinery  # plugin machinery: the same on any torch (.ci/run runs it on the newest only)
 def test_the_report_environment_names_the_zoo_versions(pytester: pytest.Pytester) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("timm")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 SUITE = """
 import pytest
 import torch
@@ -57,6 +59,7 @@ def test_first_of_the_session():
 """
 
 
+@pytest.mark.machinery  # plugin machinery: the same on any torch (.ci/run runs it on the newest only)
 def test_the_first_test_of_a_session_is_seeded_before_torch_is_imported(pytester) -> None:
     # It was not: torch was not imported yet when the seed was due, so its first mode got other
     # weights than its second (no reuse) and than the next session (never served from the cache).
@@ -66,6 +69,7 @@ def test_the_first_test_of_a_session_is_seeded_before_torch_is_imported(pytester
     assert all((source or "").startswith("cache:") for source in run(pytester).values())
 
 
+@pytest.mark.machinery  # plugin machinery: the same on any torch (.ci/run runs it on the newest only)
 def test_the_global_rng_is_left_as_it_was(pytester) -> None:
     pytester.makepyfile(test_models=SUITE)
     pytester.makeconftest(CONFTEST)

@@ -102,6 +102,7 @@ def test_a_rerun_in_another_checkout_is_served_from_the_cache_with_the_same_verd
     assert list((pytester.path / ".pytest_cache" / "d" / "pytest-export-results").glob("*/*.json"))
 
 
+@pytest.mark.machinery  # options, terminal text and folders: the same on any torch (.ci/run)
 def test_the_terminal_says_what_was_reused(pytester, warm_checkout) -> None:
     # a user sees why a warm run was fast, and that a slow one (a cache not restored) served nothing
     warm = pytester.runpytest_subprocess()
@@ -117,6 +118,7 @@ def test_the_terminal_says_what_was_reused(pytester, warm_checkout) -> None:
     assert "reused:" not in full.stdout.str()
 
 
+@pytest.mark.machinery  # options, terminal text and folders: the same on any torch (.ci/run)
 @pytest.mark.parametrize("off", [["--export-cache=off"], ["--cache-clear"], ["-p", "no:cacheprovider"],
                                  ["--export-no-reuse"], ["--export-cache=write"]])
 def test_every_way_to_turn_it_off(pytester, warm_checkout, off: list[str]) -> None:
@@ -124,6 +126,7 @@ def test_every_way_to_turn_it_off(pytester, warm_checkout, off: list[str]) -> No
     assert from_cache(records(pytester, *off)) == set()
 
 
+@pytest.mark.machinery  # options, terminal text and folders: the same on any torch (.ci/run)
 def test_a_cache_folder_that_cannot_be_made_warns_once_and_changes_no_verdict(pytester, warm_checkout) -> None:
     # a damaged restored CI cache: a file where the folder belongs
     folder = pytester.path / ".pytest_cache" / "d" / "pytest-export-results"
@@ -144,6 +147,7 @@ def test_an_edited_model_is_rechecked_in_full(pytester, warm_checkout) -> None:
                                              ("test_models.py::test_mlp", "non_strict")}
 
 
+@pytest.mark.machinery  # options, terminal text and folders: the same on any torch (.ci/run)
 def test_a_bad_value_is_a_usage_error(pytester) -> None:
     pytester.makepyfile(test_models=SUITE)
     result = pytester.runpytest_subprocess("--export-cache=sometimes")
@@ -155,6 +159,7 @@ def test_a_bad_value_is_a_usage_error(pytester) -> None:
     result.stderr.fnmatch_lines(["*export_cache must be one of off, read, write, on, got 'sometimes'*"])
 
 
+@pytest.mark.machinery  # options, terminal text and folders: the same on any torch (.ci/run)
 def test_hypothesis_storage_goes_under_pytests_cache(pytester) -> None:
     pytester.makepyfile(test_models=SUITE)
     records(pytester, "-k", "mlp")
@@ -162,6 +167,7 @@ def test_hypothesis_storage_goes_under_pytests_cache(pytester) -> None:
     assert (pytester.path / ".pytest_cache" / "d" / "hypothesis").is_dir()
 
 
+@pytest.mark.machinery  # options, terminal text and folders: the same on any torch (.ci/run)
 def test_a_projects_own_hypothesis_folder_is_kept(pytester) -> None:
     pytester.makepyfile(test_models=SUITE)
     (pytester.path / ".hypothesis").mkdir()
