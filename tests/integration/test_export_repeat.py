@@ -49,6 +49,7 @@ def test_stable():
 """
 
 
+@pytest.mark.machinery  # plugin machinery: the same on any torch (.ci/run runs it on the newest only)
 def test_a_verdict_that_changes_between_repeats_is_unstable_fails_its_test_and_the_gate(pytester) -> None:
     pytester.makepyfile(test_m=SUITE)
     # One run per case: the flaky model's first export matches eager, so a single run passes it (and caches it).

@@ -209,6 +209,7 @@ for name in ("onnx", "onnxruntime", "onnxscript", "executorch"):
 """
 
 
+@pytest.mark.machinery  # plugin machinery: the same on any torch (.ci/run runs it on the newest only)
 def test_without_extras_each_target_skips_once_with_its_reason_and_nothing_else_changes(project, monkeypatch):
     project.makepyfile(targets_model=MODEL, test_m="""
 import pytest
