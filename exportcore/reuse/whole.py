@@ -86,7 +86,7 @@ def served(run: ReuseRun) -> bool:
     from exportcore.reuse.changes import changed, first_failing, remember
 
     disk = run.session.disk
-    with run.clock.stage("reuse"):
+    with run.clock.timed("reuse"):  # a timeout here names the stage before it (input)
         state = _state(run)
         run.whole = state
         if state.key is None or not disk.cache.reads:  # type: ignore[union-attr]
