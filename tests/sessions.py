@@ -11,6 +11,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator
 
+import pytest
 import torch
 from torch.export import Dim
 
@@ -96,3 +97,21 @@ def reported_version(distribution: str, version: str) -> Iterator[None]:
     finally:
         importlib.metadata.version = real
         code_origins._top_level_version.cache_clear()
+
+
+def native_libraries(count: int) -> list[str]:
+    """Files of ``count`` different small native libraries (the stdlib's extension modules) to load by ctypes."""
+    import importlib
+    from importlib.machinery import EXTENSION_SUFFIXES
+
+    found = []
+    for name in ("_bisect", "_heapq", "_json", "_random", "_struct", "array", "_csv", "_contextvars"):
+        try:
+            path = getattr(importlib.import_module(name), "__file__", None) or ""
+        except ImportError:
+            continue
+        if path.endswith(tuple(EXTENSION_SUFFIXES)):
+            found.append(path)
+    if len(found) < count:
+        pytest.skip("this Python has its small extension modules built in: no native library to copy")
+    return found[:count]

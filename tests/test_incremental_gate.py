@@ -19,7 +19,7 @@ from torch.export import Dim
 import exportcore
 from exportcore.reuse.result_cache import ResultCache
 from exportcore.reuse.session import EngineSession
-from tests.sessions import reported_version, write_module
+from tests.sessions import native_libraries, reported_version, write_module
 
 SPEC = {"x": {0: Dim("n", min=2, max=32)}}
 aten = torch.ops.aten
@@ -203,9 +203,8 @@ def test_a_rebuilt_native_library_is_checked_again(tmp_path) -> None:
     import ctypes
     import shutil
 
-    from tests.test_result_cache import _native_libraries
 
-    first, second = _native_libraries(2)
+    first, second = native_libraries(2)
     kernel = tmp_path / "build" / "libgatekernel.so"
     kernel.parent.mkdir()
     shutil.copy(first, kernel)

@@ -13,6 +13,7 @@ import exportcore
 from exportcore.reuse import result_cache
 from exportcore.reuse.result_cache import ResultCache
 from exportcore.reuse.session import EngineSession
+from tests.sessions import native_libraries
 
 BATCH = {"x": {0: Dim("batch", min=2, max=64)}}
 RUN_STEPS = {"run", "decompose", "serialize"}
@@ -147,24 +148,6 @@ def test_the_draws_settings_decide_not_the_folder_hypothesis_keeps_examples_in(t
     assert other.status == "passed" and not served(other) and RUN_STEPS <= set(other.timings)
 
 
-def _native_libraries(count: int) -> list[str]:
-    """Files of ``count`` different small native libraries (the stdlib's extension modules) to load by ctypes."""
-    import importlib
-    from importlib.machinery import EXTENSION_SUFFIXES
-
-    found = []
-    for name in ("_bisect", "_heapq", "_json", "_random", "_struct", "array", "_csv", "_contextvars"):
-        try:
-            path = getattr(importlib.import_module(name), "__file__", None) or ""
-        except ImportError:
-            continue
-        if path.endswith(tuple(EXTENSION_SUFFIXES)):
-            found.append(path)
-    if len(found) < count:
-        pytest.skip("this Python has its small extension modules built in: no native library to copy")
-    return found[:count]
-
-
 def test_a_native_kernel_rebuilt_in_the_users_tree_is_not_served_its_old_results(tmp_path) -> None:
     # A custom op's kernel built in place (pip install -e ., cpp_extension.load, ctypes): no version names
     # it, and a rebuild may change only what the drawn shapes see. Here any library mapped from a folder
@@ -172,7 +155,7 @@ def test_a_native_kernel_rebuilt_in_the_users_tree_is_not_served_its_old_results
     import ctypes
     import shutil
 
-    first, second = _native_libraries(2)
+    first, second = native_libraries(2)
     cache = ResultCache(tmp_path / "cache")
     assert check(cache).status == "passed"
     build = tmp_path / "build"
@@ -196,7 +179,7 @@ def test_a_native_library_is_named_by_its_content_not_where_the_checkout_built_i
 
     from exportcore.reuse import native_code
 
-    first, second = _native_libraries(2)
+    first, second = native_libraries(2)
     here, there, other = (tmp_path / folder / "libkernel.so" for folder in "abc")
     for path, source in ((here, first), (there, first), (other, second)):
         path.parent.mkdir()
@@ -217,7 +200,7 @@ def test_code_a_target_compiled_from_a_program_is_not_the_users_native_code(tmp_
 
     from exportcore.reuse.native_code import generated, loaded_libraries, native_code
 
-    library = _native_libraries(3)[2]
+    library = native_libraries(3)[2]
     with EngineSession().activated():  # what a target generated is marked in the session running it
         before = native_code()
         compiled = tmp_path / "aotinductor_x" / "model.wrapper.so"
