@@ -190,7 +190,7 @@ class _Calls:
                     elif not (tracing and _logged(frame, tracing[-1])):
                         # the model's: run by the compiled branch, or by dynamo while it traces (an
                         # ``assume_constant_result`` function, a fake kernel)
-                        seen[id(code)] = (code, frame.f_globals, _cells(frame) if code.co_freevars else {})
+                        seen[id(code)] = _entry(frame)
                 return
             if event != "call":
                 return
@@ -214,7 +214,7 @@ class _Calls:
                         self.traced = True
             else:
                 # the closure's cells as this call found them (a factory's ``limit``), before the body runs
-                seen[id(code)] = (code, frame.f_globals, _cells(frame) if code.co_freevars else {})
+                seen[id(code)] = _entry(frame)
 
         return profile
 
@@ -286,6 +286,20 @@ def _logged(frame: types.FrameType, tracing: types.FrameType) -> bool:
 
 _LOGGING = os.path.join(os.path.dirname(os.path.abspath(logging.__file__)), "")
 _IMPORTING = "<frozen importlib"
+
+
+def _entry(frame: types.FrameType) -> tuple[types.CodeType, dict[str, Any], dict[str, Any]]:
+    """What the record keeps of a call: its code, its module's globals, its closure's values as found on entry.
+
+    The closure only of code no version names (the digest reads no other's): holding the cells of
+    torch's own frames kept its tracing state alive past the capture (aot_autograd's ``_to_fun``
+    memo of functional tensors), and torch 2.6's decomposition then saw a buffer mutated by a
+    value requiring gradients in a program that has none (tests/integration/test_verdicts_e2e.py's
+    KV cache).
+    """
+    code = frame.f_code
+    keep = code.co_freevars and not versioned(code.co_filename)
+    return code, frame.f_globals, _cells(frame) if keep else {}
 
 
 def _dynamo_context(frame: types.FrameType) -> str | None:
