@@ -9,6 +9,17 @@ import textwrap
 from pathlib import Path
 
 
+def session_env() -> dict[str, str]:
+    """The environment for a pytest run started as a user starts one: none of this run's own pytest variables.
+
+    Inherited from an outer xdist worker, PYTEST_XDIST_WORKER makes the inner session take itself
+    for a worker (never supervised; the outer worker its controller, its Ctrl-C target), and
+    PYTEST_ADDOPTS this run's own options.
+    """
+    return {k: v for k, v in os.environ.items()
+            if k not in ("PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST") and not k.startswith("PYTEST_XDIST_")}
+
+
 def last_lines(script: str, tmp_path: Path, *, runs: int = 2, random_hashes: bool = False) -> list[str]:
     """Run ``script`` (given the cache folder as argv[1]) ``runs`` times; return each run's last line of output.
 

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.processes import session_env
+
 pytestmark = [pytest.mark.machinery,
               pytest.mark.skipif(not hasattr(signal, "sigtimedwait"), reason="no siginfo here (macOS, Windows)")]
 
@@ -41,7 +43,7 @@ def test_b_waits():
 
 def test_sigint_to_the_visible_process_stops_the_run_with_reports(tmp_path: Path) -> None:
     (tmp_path / "test_slow.py").write_text(TESTS)
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    env = session_env()  # not an xdist worker's: a session taking itself for one is never supervised
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--export-report=r.json"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)  # no terminal, a group of its own: only our kill reaches it
@@ -51,7 +53,11 @@ def test_sigint_to_the_visible_process_stops_the_run_with_reports(tmp_path: Path
             assert proc.poll() is None and time.monotonic() < end, proc.communicate()[0]
             time.sleep(0.1)
         os.kill(proc.pid, signal.SIGINT)  # the supervisor's pid, as `kill -INT <pid>` of `python -m pytest`
-        out, _ = proc.communicate(timeout=300)
+        try:
+            out, _ = proc.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            pytest.fail("the run went on 300 s after SIGINT; its output:\n" + proc.communicate()[0])
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)

@@ -8,13 +8,14 @@ action restores the folder into whatever workspace the runner has).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.processes import session_env
 
 SUITE = """
 import pytest
@@ -64,7 +65,7 @@ def cold_run(tmp_path_factory) -> tuple[Path, dict]:
     """A cold session of SUITE run as a user runs it: its folder (the cache it wrote inside) and its records."""
     home = tmp_path_factory.mktemp("cold-checkout")
     (home / "test_models.py").write_text(SUITE)
-    env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
+    env = session_env()
     basetemp = tmp_path_factory.mktemp("cold-basetemp")
     proc = subprocess.run([sys.executable, "-m", "pytest", "--export-report=r.json", f"--basetemp={basetemp}"],
                           cwd=home, env=env, capture_output=True, text=True, timeout=600, check=False)
