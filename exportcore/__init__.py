@@ -27,6 +27,7 @@ __all__ = [
     "CHECKS", "DEFAULT_CHECKS", "Case", "SCHEMA_VERSION", "Counterexample", "ExampleStats",
     "Failure", "Finding", "GraphStats", "Outcome", "SchemaError", "SourceLocation",
     "MODES", "Mode", "check", "check_case", "register_mode", "EngineSession", "EngineOptions",
+    "spec_from_recorded",
 ]
 
 # The rest of the public API loads on first use (PEP 562): the pytest plugin imports this
@@ -37,6 +38,7 @@ _LAZY = {
     **dict.fromkeys(("MODES", "Mode", "register_mode"), "exportcore.modes"),
     "EngineSession": "exportcore.reuse.session",
     "EngineOptions": "exportcore.case",
+    "spec_from_recorded": "exportcore.shapes.recorded_spec",
 }
 
 

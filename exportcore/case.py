@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 __all__ = ["Case", "CHECKS", "DEFAULT_CHECKS", "DEFAULT_EXAMPLES", "EngineOptions", "EXPORT_KWARGS", "RECORDED_INPUTS",
-           "recorded_inputs_problem"]
+           "recorded_inputs_problem", "recorded_sets"]
 
 #: Checks a user can switch on or off (``checks=`` / ``--export-checks``).
 #: numerics: exported module == eager on the example inputs and on drawn shapes.
@@ -119,3 +119,36 @@ def recorded_inputs_problem(value: Any) -> str | None:
         return None
     return (f"{RECORDED_INPUTS} must be a list of input tuples or (args, kwargs) pairs, "
             f"a torch.export.AdditionalInputs or a torch.onnx.InputObserver, got {type(value).__name__}")
+
+
+def recorded_sets(value: Any) -> list[tuple[tuple, dict]]:
+    """The (args, kwargs) of every recorded set in ``value``; raise TypeError naming the field and the set."""
+    problem = recorded_inputs_problem(value)
+    if problem:
+        raise TypeError(problem + _torch_lacks())
+    if value is None:
+        return []
+    if type(value).__name__ == "AdditionalInputs":
+        # its sets have no public reader; _examples has held them as (args, kwargs) since the class appeared
+        return [(tuple(args), dict(kwargs or {})) for args, kwargs in getattr(value, "_examples", [])]
+    if type(value).__name__ == "InputObserver":
+        return [_pair(value.infer_arguments(i, as_args_kwargs=True), i) for i in range(value.num_obs())]
+    return [_pair(entry, i) for i, entry in enumerate(value)]
+
+
+def _pair(entry: Any, index: int) -> tuple[tuple, dict]:
+    if isinstance(entry, (tuple, list)) and len(entry) == 2 and isinstance(entry[0], (tuple, list)) \
+            and isinstance(entry[1], dict):
+        return tuple(entry[0]), dict(entry[1])
+    if isinstance(entry, tuple):
+        return entry, {}
+    raise TypeError(f"{RECORDED_INPUTS}[{index}] must be a tuple of inputs (wrap one input as (x,)) or an (args, kwargs) "
+                    f"pair, got {type(entry).__name__}")
+
+
+def _torch_lacks() -> str:
+    import torch
+
+    missing = [name for name, where in (("AdditionalInputs", torch.export), ("InputObserver", torch.onnx))
+               if not hasattr(where, name)]
+    return f" (torch {torch.__version__} has no {' or '.join(missing)})" if missing else ""

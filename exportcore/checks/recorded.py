@@ -9,7 +9,8 @@ A set outside the declared spec (a dim past its range, a static dim at another s
 broken, another structure) is an input error naming the set and the dim, not a failure of the
 model: the user says the model will see these inputs, and the spec they wrote excludes one, so the
 case itself contradicts itself. Nothing here infers a range from the sets' spread (a case without
-dynamic_shapes stays static; the error for a set that varies a static dim says to declare it).
+dynamic_shapes stays static; the error for a set that varies a static dim says to declare it): the
+user asks for one with ``exportcore.spec_from_recorded`` (exportcore.shapes.recorded_spec).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from exportcore.case import RECORDED_INPUTS as FIELD
-from exportcore.case import recorded_inputs_problem
+from exportcore.case import recorded_sets
 from exportcore.outcome import Failure
 from exportcore.programs.table import add_row
 
@@ -25,39 +26,6 @@ if TYPE_CHECKING:
     from exportcore.context import Run
 
 __all__ = ["run", "recorded_sets"]
-
-
-def recorded_sets(value: Any) -> list[tuple[tuple, dict]]:
-    """The (args, kwargs) of every recorded set in ``value``; raise TypeError naming the field and the set."""
-    problem = recorded_inputs_problem(value)
-    if problem:
-        raise TypeError(problem + _torch_lacks())
-    if value is None:
-        return []
-    if type(value).__name__ == "AdditionalInputs":
-        # its sets have no public reader; _examples has held them as (args, kwargs) since the class appeared
-        return [(tuple(args), dict(kwargs or {})) for args, kwargs in getattr(value, "_examples", [])]
-    if type(value).__name__ == "InputObserver":
-        return [_pair(value.infer_arguments(i, as_args_kwargs=True), i) for i in range(value.num_obs())]
-    return [_pair(entry, i) for i, entry in enumerate(value)]
-
-
-def _pair(entry: Any, index: int) -> tuple[tuple, dict]:
-    if isinstance(entry, (tuple, list)) and len(entry) == 2 and isinstance(entry[0], (tuple, list)) \
-            and isinstance(entry[1], dict):
-        return tuple(entry[0]), dict(entry[1])
-    if isinstance(entry, tuple):
-        return entry, {}
-    raise TypeError(f"{FIELD}[{index}] must be a tuple of inputs (wrap one input as (x,)) or an (args, kwargs) "
-                    f"pair, got {type(entry).__name__}")
-
-
-def _torch_lacks() -> str:
-    import torch
-
-    missing = [name for name, where in (("AdditionalInputs", torch.export), ("InputObserver", torch.onnx))
-               if not hasattr(where, name)]
-    return f" (torch {torch.__version__} has no {' or '.join(missing)})" if missing else ""
 
 
 def run(ctx: Run) -> None:
