@@ -40,7 +40,7 @@ def suite(good: str = "Good", bad: str = "Bad") -> str:
 
 
 def run(pytester, *args: str):
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rx", *args)
+    return pytester.runpytest("-p", "no:cacheprovider", "-rx", *args)
 
 
 def test_one_update_adopts_known_failures_and_the_gate_alone_decides(pytester) -> None:
