@@ -65,4 +65,7 @@ def reporting_wanted(config: pytest.Config) -> bool:
         config.getoption("export_report") or config.getini("export_report")
         or config.getoption("export_baseline") or config.getini("export_baseline")
         or config.getoption("export_baseline_update") or config.getoption("export_shard", default=None) is not None
+        # options of the gate alone: ReportingPlugin refuses them without a baseline rather than ignore them
+        or config.getoption("export_baseline_strict", default=False)
+        or config.getoption("export_baseline_numerics_growth", default=None) is not None
     )

@@ -104,8 +104,13 @@ class ReportingPlugin:
     def _load_baseline(self) -> Report | None:
         path = self.baseline_path
         if path is None:
-            if self.update:
-                fail("--export-baseline-update needs --export-baseline=PATH (or ini export_baseline)")
+            given = [name for name, value in (
+                ("--export-baseline-update", self.update),
+                ("--export-baseline-strict", self.config.getoption("export_baseline_strict", False)),
+                ("--export-baseline-numerics-growth",
+                 self.config.getoption("export_baseline_numerics_growth", None) is not None)) if value]
+            if given:
+                fail(f"{given[0]} needs --export-baseline=PATH (or ini export_baseline)")
             return None
         try:
             exists = path.exists()

@@ -126,3 +126,13 @@ def _check_diff(pytester, capsys):
     assert main(["diff", old, new, "--fail-on-numerics-growth=2"]) == 1
     assert "result: NUMERICS GREW" in capsys.readouterr().out
     assert main(["diff", old, new, "--fail-on-numerics-growth=10"]) == 0
+
+
+@pytest.mark.parametrize("option", ["--export-baseline-numerics-growth=2", "--export-baseline-strict"])
+def test_a_gate_option_without_a_baseline_is_a_usage_error_not_ignored(pytester, option):
+    # Without a baseline there is no gate: the option would silently do nothing, and a CI job that
+    # dropped its --export-baseline by mistake would go on believing growth fails it.
+    pytester.makepyfile(test_m="def test_nothing():\n    pass\n")
+    result = pytester.runpytest(option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {option.split('=')[0]} needs --export-baseline=PATH (or ini export_baseline)"])
