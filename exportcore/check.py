@@ -90,6 +90,7 @@ def run_check(case: Case, options: EngineOptions, session: EngineSession | None 
     from exportcore.reuse.session import EngineSession
 
     session = session if session is not None else EngineSession()
+    options = _with_case_fields(case, options)
     with contextlib.ExitStack() as stack:
         stack.enter_context(session.activated())
         stack.enter_context(session.heap.own_cycles(case.model))
@@ -98,6 +99,21 @@ def run_check(case: Case, options: EngineOptions, session: EngineSession | None 
 
             stack.enter_context(export_config(dict(options.export_config)))
         return _check(case, options, session)
+
+
+def _with_case_fields(case: Case, options: EngineOptions) -> EngineOptions:
+    """``options`` with what the case says where the options leave it unset (tolerances, inputs, recorded sets, name).
+
+    ``EngineOptions.for_case`` does this for check_case(); a caller that builds the options itself
+    (``run_check(case, EngineOptions(mode="strict"))``) would otherwise check the case without the
+    recorded sets and tolerances it carries, and say nothing.
+    """
+    import dataclasses
+
+    own = {"rtol": case.rtol, "atol": case.atol, "inputs": case.inputs, "recorded_inputs": case.recorded_inputs,
+           "case_id": case.name or None}
+    unset = {name: value for name, value in own.items() if value is not None and getattr(options, name) is None}
+    return dataclasses.replace(options, **unset) if unset else options
 
 
 def _check(case: Case, options: EngineOptions, session: EngineSession) -> Outcome:

@@ -138,3 +138,15 @@ def test_a_recorded_set_the_program_computes_wrongly_fails_numerics_naming_the_s
     outcome = _check(ClampsWhenExported(), (small,), [(small * 1.5,), (big,)], None)
     assert (outcome.status, outcome.failure.stage, outcome.failure.exc_type) == ("failed", "numerics", "ValueMismatch")
     assert outcome.failure.message.startswith("recorded_inputs[1] (args[0]=[4, 3]): ")
+
+
+def test_options_built_by_hand_still_check_what_the_case_carries() -> None:
+    # run_check(case, EngineOptions(...)) without for_case: the case's recorded sets and name still count
+    from exportcore import EngineOptions
+    from exportcore.check import run_check
+
+    case = Case(Narrows(), (X,), dynamic_shapes=AUTO, recorded_inputs=[(torch.randn(12, 3),)], name="narrows")
+    outcome = run_check(case, EngineOptions(mode="non_strict", examples=0, explain="off"))
+    assert outcome.case_id == "narrows"
+    assert (outcome.status, outcome.failure.stage) == ("failed", "guards")
+    assert outcome.failure.message.startswith("recorded_inputs[0] (args[0]=[12, 3])")
