@@ -39,7 +39,7 @@ def test_largest_cases_go_first_onto_the_lightest_shard() -> None:
 
 
 def _collected(pytester: pytest.Pytester, *args: str) -> list[str]:
-    result = pytester.runpytest_subprocess("--collect-only", "-q", "-p", "no:cacheprovider", *args)
+    result = pytester.runpytest("--collect-only", "-q", "-p", "no:cacheprovider", *args)
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
     return [line for line in result.outlines if "::" in line]
 
@@ -62,7 +62,7 @@ def test_shards_split_by_case_and_cover_every_test_once(pytester: pytest.Pyteste
 
 def test_durations_from_an_earlier_report_balance_the_shards(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_suite=SUITE)
-    result = pytester.runpytest_subprocess("--export-modes=non_strict", "--export-examples=1", "--export-report=r.json",
+    result = pytester.runpytest("--export-modes=non_strict", "--export-examples=1", "--export-report=r.json",
                                            "-p", "no:cacheprovider")
     assert result.ret == 0, result.stdout.str()
     report = json.loads((pytester.path / "r.json").read_text())
@@ -77,7 +77,7 @@ def test_durations_from_an_earlier_report_balance_the_shards(pytester: pytest.Py
 
 def test_a_missing_durations_file_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_suite=SUITE)
-    result = pytester.runpytest_subprocess("--export-shard=1/2", "--export-durations=nope.json", "--collect-only")
+    result = pytester.runpytest("--export-shard=1/2", "--export-durations=nope.json", "--collect-only")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--export-durations nope.json: no such file (a JSON report of an earlier run)*"])
 

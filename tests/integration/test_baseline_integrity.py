@@ -55,7 +55,7 @@ def suite(good: str = "Good", bad: str = "DataDependent") -> str:
 
 
 def run(pytester, *args: str):
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rx", *args)
+    return pytester.runpytest("-p", "no:cacheprovider", "-rx", *args)
 
 
 def _entry_line(text: str, case: str, nth: int) -> int:

@@ -75,7 +75,7 @@ AFTER = {"flatten": "4", "branch": "return torch.where(x.sum() > 0, x + 1, x - 1
 def _session(pytester: pytest.Pytester, name: str, values: dict) -> Path:
     pytester.makepyfile(test_models=MODELS.format(**values))
     report = pytester.path / f"{name}.json"
-    pytester.runpytest_subprocess("-p", "no:cacheprovider", f"--export-report={report}")
+    pytester.runpytest("-p", "no:cacheprovider", f"--export-report={report}")
     assert report.exists(), f"the {name} session wrote no report"
     return report
 

@@ -88,7 +88,7 @@ def _pytest_args(command: str) -> list[str]:
 def test_the_tutorial_failure_reads_as_the_tutorial_shows(pytester: pytest.Pytester) -> None:
     text = TUTORIAL.read_text()
     pytester.makepyfile(test_export=_code(text))
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     expected = _shown(_block(text, "The test fails, and the failure reads:"))
     assert_printed_in_order(expected, result.stdout.lines, "docs/tutorial.md")
@@ -111,7 +111,7 @@ def test_the_tutorial_fix_and_gate_print_what_the_tutorial_shows(pytester: pytes
     code = _code(text)
     assert BROKEN in code and f"`{FIXED}` instead of `{BROKEN.removeprefix('x.')}`" in text
     pytester.makepyfile(test_export=code.replace(BROKEN, FIXED))
-    result = pytester.runpytest_subprocess()
+    result = pytester.runpytest()
     result.assert_outcomes(passed=1)
     matrix = _shown(_block(text, "`x` expected failure, ...):"))
     assert_printed_in_order(matrix, result.stdout.lines, "docs/tutorial.md (step 4)")
@@ -120,11 +120,11 @@ def test_the_tutorial_fix_and_gate_print_what_the_tutorial_shows(pytester: pytes
     commands = [line for line in _block(text, "## 6. Write a report and gate on it\n\nThree commands:", "bash")
                 .splitlines() if line]
     write_reports, update, gate = (_pytest_args(c) for c in commands)
-    result = pytester.runpytest_subprocess(*write_reports)
+    result = pytester.runpytest(*write_reports)
     result.assert_outcomes(passed=3)
     assert (pytester.path / "reports" / "export.html").is_file()
 
-    result = pytester.runpytest_subprocess(*update)
+    result = pytester.runpytest(*update)
     result.assert_outcomes(passed=3)
     assert result.ret == 0
     said = re.search(r"The second run prints `(reused: [^`]*?)\.\.\.`", text)
@@ -132,7 +132,7 @@ def test_the_tutorial_fix_and_gate_print_what_the_tutorial_shows(pytester: pytes
     assert_printed_in_order([said.group(1).rstrip() + "..."], result.stdout.lines, "docs/tutorial.md (step 6)")
 
     pytester.makepyfile(test_export=_every_mode(code))  # someone reintroduces reshape(4, -1)
-    result = pytester.runpytest_subprocess(*gate)
+    result = pytester.runpytest(*gate)
     assert result.ret == 1
     shown = _shown(_block(text, "the session\nends with exit status 1 and:"))
     assert_printed_in_order(shown, result.stdout.lines, "docs/tutorial.md (step 6)")
@@ -147,11 +147,11 @@ def test_the_tutorials_expect_step_has_a_model_that_shows_it(pytester: pytest.Py
     assert named is not None, "step 5 names no example to try expect= on"
     example = ROOT / named.group(1)
     pytester.makepyfile(**{example.stem: example.read_text()})
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rx")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rx")
     result.assert_outcomes(passed=2, xfailed=1)
     result.stdout.fnmatch_lines(["XFAIL *[[]strict[]]*"])
     pytester.makepyfile(**{example.stem: re.sub(r"expect=\{.*?\n    \},\n", "", example.read_text(), flags=re.S)})
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)
 
 
@@ -160,7 +160,7 @@ def test_the_readme_example_prints_what_the_readme_shows(pytester: pytest.Pytest
     pytester.makepyfile(test_export=_code(text))
     command = re.search(r"`(python -m pytest test_export\.py\s+--export-report=\S+)`", text)
     assert command is not None, "README names no `python -m pytest test_export.py ...` command"
-    result = pytester.runpytest_subprocess(*_pytest_args(" ".join(command.group(1).split())),
+    result = pytester.runpytest(*_pytest_args(" ".join(command.group(1).split())),
                                            "-p", "no:cacheprovider")
     result.assert_outcomes(passed=3)
     expected = _shown(_block(text, "runs it once per mode and ends with the export matrix:"))

@@ -25,7 +25,7 @@ TESTS = """
 def test_a_case_id_reused_by_another_test_is_an_error_naming_both(project, canned, records, xdist):
     canned({})
     project.makepyfile(test_m=TESTS)
-    result = project.runpytest_subprocess(*xdist, "-p", "no:cacheprovider", "--export-report=r.json")
+    result = project.runpytest(*xdist, "-p", "no:cacheprovider", "--export-report=r.json")
     # Under xdist either test may report first; the second one fails, naming the first.
     result.assert_outcomes(passed=2, errors=1)  # two tests claiming one key: neither check is at fault
     assert result.ret == pytest.ExitCode.TESTS_FAILED

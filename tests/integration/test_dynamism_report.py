@@ -50,7 +50,7 @@ def test_named():
 def test_the_ledger_in_markdown_html_json_and_the_terminal(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_dims=SUITE)
     args = ("-p", "no:cacheprovider", "--export-report=r.json", "--export-report=r.md", "--export-report=r.html")
-    result = pytester.runpytest_subprocess(*args)
+    result = pytester.runpytest(*args)
     assert result.ret == 0, result.stdout.str()
     result.stdout.fnmatch_lines(["dynamic dims: 1 narrowed of 2 declared (-v lists each)"])
     md = (pytester.path / "r.md").read_text()
@@ -59,16 +59,16 @@ def test_the_ledger_in_markdown_html_json_and_the_terminal(pytester: pytest.Pyte
     records = json.loads((pytester.path / "r.json").read_text())["records"]
     kinds = {r["case"].split("::")[-1]: [d["kind"] for d in r["outcome"]["dims"]] for r in records}
     assert kinds == {"test_auto": ["narrowed"], "test_named": ["dynamic"]}
-    verbose = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v")
+    verbose = pytester.runpytest("-p", "no:cacheprovider", "-v")
     verbose.stdout.fnmatch_lines(["dynamic dims (2 declared, 1 dynamic as declared):",
                                   "  test_dims.py::test_auto[[]non_strict[]]: * → 2..32"])
 
 
 def test_no_pass_of_the_examples_or_the_catalog_contradicts_its_ledger(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_derived=(ROOT / "examples" / "test_derived_dims.py").read_text())
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--export-report=examples.json")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--export-report=examples.json")
     assert result.ret == 0, result.stdout.str()
-    result = pytester.runpytest_subprocess("--pyargs", "exportdb", "-p", "no:cacheprovider", "-k", "dynamic_shapes",
+    result = pytester.runpytest("--pyargs", "exportdb", "-p", "no:cacheprovider", "-k", "dynamic_shapes",
                                            "--export-report=catalog.json")
     assert result.ret == 0, result.stdout.str()
     for name in ("examples.json", "catalog.json"):

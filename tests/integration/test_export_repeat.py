@@ -53,9 +53,9 @@ def test_stable():
 def test_a_verdict_that_changes_between_repeats_is_unstable_fails_its_test_and_the_gate(pytester) -> None:
     pytester.makepyfile(test_m=SUITE)
     # One run per case: the flaky model's first export matches eager, so a single run passes it (and caches it).
-    once = pytester.runpytest_subprocess("--export-baseline=b.json", "--export-baseline-update")
+    once = pytester.runpytest("--export-baseline=b.json", "--export-baseline-update")
     assert once.ret == 0, once.stdout.str()
-    again = pytester.runpytest_subprocess("--export-repeat=4", "--export-baseline=b.json", "--export-report=r.json",
+    again = pytester.runpytest("--export-repeat=4", "--export-baseline=b.json", "--export-report=r.json",
                                           "--export-report=r.md", "--export-report=r.html", "--junitxml=j.xml",
                                           "-rf")
     assert again.ret == 1, again.stdout.str()
@@ -90,6 +90,6 @@ def test_a_verdict_that_changes_between_repeats_is_unstable_fails_its_test_and_t
 @pytest.mark.machinery
 def test_a_repeat_below_one_is_refused_naming_the_option(pytester) -> None:
     pytester.makepyfile(test_m="def test_x():\n    pass\n")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--export-repeat=0")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--export-repeat=0")
     assert result.ret != 0
     assert "--export-repeat must be at least 1" in result.stderr.str()

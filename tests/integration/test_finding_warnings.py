@@ -55,7 +55,7 @@ def test_error_filter_does_not_turn_torch_internal_warnings_into_failures(projec
         args += ["-W", "error"]
     else:
         project.makeini("[pytest]\nfilterwarnings = error\n")
-    result = project.runpytest_subprocess(*args)
+    result = project.runpytest(*args)
     result.assert_outcomes(passed=1)
 
 
@@ -63,7 +63,7 @@ def test_each_finding_kind_has_its_own_warning_class(project: pytest.Pytester) -
     project.makepyfile(test_m=FINDINGS)
     project.makeini("[pytest]\nexport_examples = 2\nfilterwarnings =\n    error\n"
                     "    ignore::pytest_export.Size01AcceptedWarning\n")
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:benchmark")
+    result = project.runpytest("-p", "no:cacheprovider", "-p", "no:benchmark")
     # size01_accepted is ignored; dtype_accepted still fails under `error`
     result.assert_outcomes(failed=2)
     out = result.stdout.str()
@@ -74,7 +74,7 @@ def test_each_finding_kind_has_its_own_warning_class(project: pytest.Pytester) -
     project.makeini("[pytest]\nexport_examples = 2\nfilterwarnings =\n    error\n"
                     "    ignore::pytest_export.Size01AcceptedWarning\n"
                     "    ignore::pytest_export.DtypeAcceptedWarning\n")
-    project.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:benchmark").assert_outcomes(passed=2)
+    project.runpytest("-p", "no:cacheprovider", "-p", "no:benchmark").assert_outcomes(passed=2)
 
 
 def test_one_finding_of_two_modes_is_one_warning_in_the_summary(project: pytest.Pytester) -> None:

@@ -95,7 +95,7 @@ def test_xunit2_keeps_testcases_free_of_properties_and_puts_them_on_the_suite(pr
     # pytest's default family: a <testcase> may not hold <properties> (the xunit2 schema), so the
     # facts go to the <testsuite>, named by the test; pytest does not warn, findings are there.
     project.makepyfile(test_m=XUNIT2_TESTS)
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--junitxml=out.xml",
+    result = project.runpytest("-p", "no:cacheprovider", "--junitxml=out.xml",
                                           "-o", "junit_family=xunit2", *workers)
     result.assert_outcomes(passed=2, failed=1)
     assert "incompatible with junit_family" not in result.stdout.str()
@@ -135,7 +135,7 @@ def test_an_export_that_could_not_be_checked_is_an_error_not_a_failure(project, 
         def test_good():
             return lin_case()
     """)
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--junitxml=out.xml", *workers)
+    result = project.runpytest("-p", "no:cacheprovider", "--junitxml=out.xml", *workers)
     result.assert_outcomes(passed=1, failed=1, errors=2)
     assert result.ret == 1
     out = result.stdout.str()

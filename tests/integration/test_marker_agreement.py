@@ -81,12 +81,12 @@ def test_pytest_outcome_decides_the_record_report_and_gate(project, records, run
     # into an INTERNALERROR (also for a serial session started from an xdist worker).
     args = ("-p", "no:cacheprovider", "-p", "no:benchmark", *RUNS[run])
     # First run: findings are warnings; the baseline says test_finding passes.
-    first = project.runpytest_subprocess(*args, "--export-baseline=base.json", "--export-baseline-update")
+    first = project.runpytest(*args, "--export-baseline=base.json", "--export-baseline-update")
     first.assert_outcomes(passed=1, xfailed=1, xpassed=1, failed=1)
     assert json.loads((project.path / "pytest_view.json").read_text())["test_m.py::test_finding[non_strict]"] == "passed"
 
     project.makeini("[pytest]\nexport_examples = 2\nfilterwarnings = error\n")
-    result = project.runpytest_subprocess(*args, "--export-report=r.json", "--export-baseline=base.json")
+    result = project.runpytest(*args, "--export-report=r.json", "--export-baseline=base.json")
     result.assert_outcomes(xfailed=1, xpassed=1, failed=2)
     view = json.loads((project.path / "pytest_view.json").read_text())
     assert view == {

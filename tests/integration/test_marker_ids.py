@@ -21,7 +21,7 @@ def test_parametrize_ids_ending_in_a_mode_name_keep_distinct_keys(project, recor
         def test_m(v):
             return lin_case()
     """)
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--export-report=r.json", *RUNS[run])
+    result = project.runpytest("-p", "no:cacheprovider", "--export-report=r.json", *RUNS[run])
     result.assert_outcomes(passed=4)
     data = records()
     keys = sorted((r["test"], r["case"], r["mode"]) for r in data["records"])

@@ -38,7 +38,7 @@ TESTS = r'''
 @pytest.mark.parametrize("run", list(RUNS))
 def test_unencodable_exception_text_is_sanitised_once_and_every_report_is_written(project, run):
     project.makepyfile(test_m=TESTS)
-    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--export-report=r.json",
+    result = project.runpytest("-p", "no:cacheprovider", "--export-report=r.json",
                                           "--export-report=r.html", "--export-report=r.md", *RUNS[run])
     result.assert_outcomes(passed=1, errors=1)  # eager itself fails: an error
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()

@@ -30,8 +30,8 @@ def test_{name}():
 def test_a_missing_shard_is_called_missing_not_interrupted(pytester, capsys) -> None:
     pytester.makepyfile(test_a=BODY.format(name="a"), test_b=BODY.format(name="b"))
     run = ("-p", "no:cacheprovider")
-    assert pytester.runpytest_subprocess(*run, "--export-report=whole.json").ret == 0
-    assert pytester.runpytest_subprocess(*run, "--export-report=a.json", "--export-shard=1/2").ret == 0
+    assert pytester.runpytest(*run, "--export-report=whole.json").ret == 0
+    assert pytester.runpytest(*run, "--export-report=a.json", "--export-shard=1/2").ret == 0
     # Shard 2 of 2 never wrote b.json: merged with what there is.
     code = main(["merge", "a.json", "-o", "m.json", "-o", "m.md", "-o", "m.html", "--baseline", "whole.json",
                  "--allow-missing-shards"])
@@ -50,7 +50,7 @@ def test_a_missing_shard_is_called_missing_not_interrupted(pytester, capsys) -> 
     # A shard whose session stopped early (-x) is the one called so.
     pytester.makepyfile(test_b=BODY.format(name="b").replace("torch.ones(2)", "torch.ones(2, dtype=torch.long)")
                         .replace("torch.nn.ReLU()", "torch.nn.Linear(2, 2)"))  # fails (dtype): -x stops there
-    assert pytester.runpytest_subprocess(*run, "--export-report=b.json", "--export-shard=2/2", "-x").ret == 1
+    assert pytester.runpytest(*run, "--export-report=b.json", "--export-shard=2/2", "-x").ret == 1
     assert main(["merge", "a.json", "b.json", "-o", "n.json"]) == 0
     err = capsys.readouterr().err
     assert "warning: shard report b.json: stopped early" in err and "is missing" not in err, err

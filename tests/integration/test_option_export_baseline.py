@@ -159,7 +159,7 @@ def test_gate_lands_in_the_report(project, canned, baseline):
 def test_regression_fails_an_xdist_run_too(project, canned, baseline):
     canned({"test_canned_b": ("failed", "torch.operator")})
     write_tests(project, expect=', expect={"strict": "known"}')
-    result = project.runpytest_subprocess("-n", "2", "--export-baseline=base.json")
+    result = project.runpytest("-n", "2", "--export-baseline=base.json")
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["export gate FAILED vs base.json: 1 regression*"])
 
@@ -189,7 +189,7 @@ def test_a_pathological_baseline_path_is_a_usage_error_naming_it(project, kind):
 def test_a_report_over_the_baseline_is_refused_unless_updating_it(project, canned, baseline, n):
     before = baseline.read_text()
     xdist = ["-n", str(n)] if n else []
-    result = project.runpytest_subprocess("--export-baseline=base.json", "--export-report=./base.json",
+    result = project.runpytest("--export-baseline=base.json", "--export-report=./base.json",
                                           "-p", "no:cacheprovider", *xdist)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert ("ERROR: --export-report base.json is the --export-baseline file: writing the report would overwrite "

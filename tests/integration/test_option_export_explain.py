@@ -128,6 +128,7 @@ def session(project: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, 
     monkeypatch.setenv("TMPDIR", str(tmp))
     # torch's own inductor cache defaults to $TMPDIR/torchinductor_$USER with or without this plugin.
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("inductor")))
+    # a subprocess: this process read TMPDIR long ago (tempfile caches it), the session must see the fresh one
     result = project.runpytest_subprocess(
         "--export-explain", "--export-modes=non_strict", "-p", "no:cacheprovider",
         "--export-report=out/r.json", "--export-report=out/r.html", "--export-report=out/r.md",
@@ -207,7 +208,7 @@ def test_explain_session_and_command(session) -> None:
 
 def test_explanations_cross_xdist_workers(project: pytest.Pytester) -> None:
     project.makepyfile(test_explain=CASES)
-    result = project.runpytest_subprocess(
+    result = project.runpytest(
         "-n", "2", "--export-explain", "--export-modes=non_strict", "-p", "no:cacheprovider",
         "-k", "submodule or stem", "--export-report=out/r.json",
     )

@@ -105,7 +105,7 @@ def test_xdist_run_writes_the_same_report_content_as_a_serial_run(project):
     # Both check in full: with the result cache the second run would take the first run's results.
     project.runpytest("--export-report=serial.json", "--export-cache=off").assert_outcomes(passed=2, failed=1,
                                                                                          xfailed=1)
-    result = project.runpytest_subprocess("-n", "2", "--export-report=xdist.json", "--export-cache=off")
+    result = project.runpytest("-n", "2", "--export-report=xdist.json", "--export-cache=off")
     result.assert_outcomes(passed=2, failed=1, xfailed=1)
     serial, xdist = read_report(project.path / "serial.json"), read_report(project.path / "xdist.json")
     assert content(xdist) == content(serial)

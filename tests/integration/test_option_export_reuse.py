@@ -30,7 +30,7 @@ def test_unseeded(export_mode):
 def test_the_report_names_the_mode_a_result_was_reused_from(pytester: pytest.Pytester, flag):
     pytester.makepyfile(test_m=TESTS)
     args = ["-p", "no:cacheprovider", "--export-report=r.json"] + ([flag] if flag else [])
-    result = pytester.runpytest_subprocess(*args)
+    result = pytester.runpytest(*args)
     result.assert_outcomes(passed=5)
     records = json.loads((pytester.path / "r.json").read_text())["records"]
     reused = {(r["case"].split("::")[1], r["mode"]): r["outcome"]["reused_from"] for r in records}

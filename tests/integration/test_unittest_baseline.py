@@ -74,7 +74,7 @@ def suite(mlp: str = "Mlp", branch_modes: str = '["strict", "non_strict"]') -> s
 
 
 def run(pytester, *args: str):
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rx", *args)
+    return pytester.runpytest("-p", "no:cacheprovider", "-rx", *args)
 
 
 def test_assert_exportable_known_failures_and_the_update_run_as_marker_tests(pytester) -> None:

@@ -55,7 +55,7 @@ class ModelTests(ExportableMixin, unittest.TestCase):
 
 def test_mixin_records_one_record_per_mode(pytester) -> None:
     pytester.makepyfile(test_suite=SUITE)
-    result = pytester.runpytest_subprocess("--export-report=r.json", "-p", "no:cacheprovider")
+    result = pytester.runpytest("--export-report=r.json", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=1)
     # The failure reads as a marker test's does: the plugin's summary, stage and category.
     result.stdout.fnmatch_lines(["*export failed in non_strict: stage capture, category *"])
@@ -72,7 +72,7 @@ def test_mixin_records_one_record_per_mode(pytester) -> None:
 
 def test_mixin_follows_export_modes(pytester) -> None:
     pytester.makepyfile(test_suite=SUITE)
-    result = pytester.runpytest_subprocess("-k", "mlp", "--export-modes=strict", "--export-report=r.json",
+    result = pytester.runpytest("-k", "mlp", "--export-modes=strict", "--export-report=r.json",
                                            "-p", "no:cacheprovider")
     # test_mlp asserts all three modes: narrowed to one, its own assertEqual fails, which is the point.
     result.assert_outcomes(failed=1, deselected=2)
@@ -98,7 +98,7 @@ def test_a_failure_shared_by_modes_is_shown_once_and_the_mixin_is_not_in_the_tra
     # the data-dependent branch fails the same way in every mode: one full report, then references
     assert ALL_MODES != SUITE
     pytester.makepyfile(test_suite=ALL_MODES)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "branch")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-k", "branch")
     result.assert_outcomes(failed=1)
     # the failure report only: with CI set, pytest repeats the whole message in its short summary
     out = result.stdout.str().split("short test summary info")[0]
@@ -107,7 +107,7 @@ def test_a_failure_shared_by_modes_is_shown_once_and_the_mixin_is_not_in_the_tra
     assert "export failed in training: stage capture, category data-dependent" in out
     assert "same failure as non_strict: shown in full above" in out
     assert "pytest_export/unittest.py" not in out  # __tracebackhide__: the test's own line is the frame shown
-    full = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-k", "branch", "-vv")
+    full = pytester.runpytest("-p", "no:cacheprovider", "-k", "branch", "-vv")
     assert "same failure as" not in full.stdout.str()
 
 
