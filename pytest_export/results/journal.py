@@ -210,8 +210,9 @@ def recover(path: str | os.PathLike[str], reason: str = "") -> tuple[Report, Jou
     records = state.records + lost_records(state, reason)
     scope_data = dict(state.scope)
     selected = {tuple(k) for k in scope_data.pop("selected", [])}
-    # A recovered report has never named its shard (the journal's is left out, as it always was).
-    scope = Scope.from_dict({**scope_data, "shard": None})
+    # The shard as the session named it: a CI shard that crashed is recovered as that shard, so
+    # `merge` still knows which part of the run it holds (without it the merge called it unknown).
+    scope = Scope.from_dict(scope_data)
     scope.not_run = selected - {record_key(r) for r in records}
     where = f" while running {state.running['test']}" if state.running else ""
     stop = f"{reason}{where}; the report was recovered from its journal"
