@@ -91,3 +91,23 @@ def test_diff_fails_on_growth_only_with_the_threshold():
     assert not diff_reports(old, new).numerics_failed
     assert diff_reports(old, new, growth_threshold=2.0).numerics_failed
     assert not diff_reports(old, new, growth_threshold=10.0).numerics_failed
+
+
+def test_merge_gates_growth_and_strict_as_a_session_would(tmp_path, capsys):
+    # Shards merged in CI are gated once, by merge: its gate takes the session's two options too.
+    from pytest_export.__main__ import main
+    from pytest_export.rendering.formats import write_report
+
+    write_report(build_report([measured(exported=0.1)]), tmp_path / "base.json")
+    write_report(build_report([measured(exported=0.35)]), tmp_path / "shard.json")
+    merge = ["merge", str(tmp_path / "shard.json"), "--baseline", str(tmp_path / "base.json"), "--shards", "1"]
+    assert main([*merge, "-o", str(tmp_path / "m1.json")]) == 0  # a warning only
+    assert main([*merge, "-o", str(tmp_path / "m2.json"), "--numerics-growth", "2"]) == 1
+    assert main([*merge, "-o", str(tmp_path / "m3.json"), "--numerics-growth", "10"]) == 0
+    assert main(["merge", str(tmp_path / "shard.json"), "-o", str(tmp_path / "m4.json"), "--numerics-growth", "2"]) == 2
+    assert "--numerics-growth needs --baseline" in capsys.readouterr().err
+    write_report(build_report([measured("failed", exported=0.1)]), tmp_path / "known.json")
+    write_report(build_report([measured(exported=0.1)]), tmp_path / "fixed.json")
+    fixed = ["merge", str(tmp_path / "fixed.json"), "--baseline", str(tmp_path / "known.json"), "--shards", "1"]
+    assert main([*fixed, "-o", str(tmp_path / "m5.json")]) == 0
+    assert main([*fixed, "-o", str(tmp_path / "m6.json"), "--strict"]) == 1

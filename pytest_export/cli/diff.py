@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pytest_export.results.diff import diff_reports
-from pytest_export.results.numerics_growth import BUCKETS, FLOOR, parse_bucket
+from pytest_export.results.numerics_growth import BUCKETS, FLOOR, bucket_argument
 from pytest_export.rendering.diff import DIFF_FORMATS, render_diff, render_text
 from pytest_export.results.report import ReportError, atomic_write, load_report
 
@@ -34,17 +34,10 @@ def add_parser(sub: Any) -> None:
     parser.add_argument("-o", "--output", action="append", default=[], metavar="PATH",
                       help="also write the diff here; format from the extension (.html, .md, .json); repeatable")
     parser.add_argument("-v", "--verbose", action="store_true", help="list every entry of every group")
-    parser.add_argument("--fail-on-numerics-growth", metavar="FACTOR", default=None, type=_bucket,
+    parser.add_argument("--fail-on-numerics-growth", metavar="FACTOR", default=None, type=bucket_argument,
                         help="exit 1 when a program's worst error (as a fraction of its tolerance) grew by FACTOR or "
                         f"more, both runs passing or not; FACTOR is a bucket: {', '.join(f'{b:g}' for b in BUCKETS)} "
                         f"(moves where both sides are below {FLOOR:g} of the tolerance are noise)")
-
-
-def _bucket(value: str) -> float:
-    try:
-        return parse_bucket(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run(args: argparse.Namespace) -> int:

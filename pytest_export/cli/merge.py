@@ -15,6 +15,7 @@ from pytest_export.cli.paths import clashing_paths, repeated_inputs
 from pytest_export.rendering.formats import report_format, write_report
 from pytest_export.results.gate import summary_lines
 from pytest_export.results.merge import MergeError, merge_reports
+from pytest_export.results.numerics_growth import bucket_argument
 from pytest_export.results.report import ReportError, load_report, summarize
 
 __all__ = ["add_parser", "run"]
@@ -50,6 +51,16 @@ def add_parser(sub: Any) -> None:
         help="merge even when a shard's report is absent (each shard's --export-shard=I/N, or --shards, says "
         "which); the merged report is marked incomplete and the gate counts that shard's keys as missing",
     )
+    merge.add_argument(
+        "--strict", action="store_true",
+        help="with --baseline: also fail on an improvement or a known failure failing another way, as "
+        "--export-baseline-strict does in a session",
+    )
+    merge.add_argument(
+        "--numerics-growth", metavar="FACTOR", default=None, type=bucket_argument,
+        help="with --baseline: also fail when a program's worst error grew by FACTOR (1.5, 2 or 10) or more, "
+        "as --export-baseline-numerics-growth does in a session",
+    )
     merge.add_argument("-v", "--verbose", action="store_true", help="list deselected and new keys too")
 
 
@@ -73,12 +84,16 @@ def run(args: argparse.Namespace) -> int:
     except ReportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if (args.strict or args.numerics_growth is not None) and not args.baseline:
+        print(f"error: {'--strict' if args.strict else '--numerics-growth'} needs --baseline", file=sys.stderr)
+        return 2
     if args.shards is not None and args.shards < 1:
         print(f"error: --shards must be at least 1, got {args.shards}", file=sys.stderr)
         return 2
     try:
         result = merge_reports(reports, baseline=baseline, shards=args.shards,
-                               allow_missing=args.allow_missing_shards)
+                               allow_missing=args.allow_missing_shards, strict=args.strict,
+                               growth_threshold=args.numerics_growth)
     except MergeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

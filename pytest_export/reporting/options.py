@@ -49,14 +49,9 @@ def add_options(parser: pytest.Parser, group: Any) -> None:
 
 
 def _growth_bucket(value: str) -> float:
-    import argparse
+    from pytest_export.results.numerics_growth import bucket_argument  # not at the plugin's import
 
-    from pytest_export.results.numerics_growth import parse_bucket
-
-    try:
-        return parse_bucket(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return bucket_argument(value)
 
 
 def reporting_wanted(config: pytest.Config) -> bool:

@@ -113,6 +113,8 @@ def merge_reports(
     baseline: tuple[str, Report] | None = None,
     shards: int | None = None,
     allow_missing: bool = False,
+    strict: bool = False,
+    growth_threshold: float | None = None,
 ) -> MergeResult:
     """Return the union of ``reports`` ((name, report) pairs, already validated), gated on ``baseline``.
 
@@ -120,6 +122,8 @@ def merge_reports(
     every shard of the run: ``shards`` given or each report's scope naming its shard I/N.
     Raises MergeError when the reports disagree on the shard count, name one shard twice, or (unless
     ``allow_missing``: the merged report then says it is incomplete) provably lack a shard.
+    ``strict`` and ``growth_threshold``: the gate's --export-baseline-strict and
+    --export-baseline-numerics-growth, so the merged run is gated as each session would have been.
     """
     if not reports:
         raise ValueError("merge needs at least one report")
@@ -162,6 +166,7 @@ def merge_reports(
     stop = "; ".join(stops)
     if baseline is not None:
         result.gate = compare(baseline[1], merged, scope, name=baseline[0], missing=missing)
+        result.gate.strict, result.gate.growth_threshold = strict, growth_threshold
     result.report = build_report(
         merged,
         environment=environment,

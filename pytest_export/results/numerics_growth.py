@@ -76,6 +76,16 @@ def parse_bucket(value: str) -> float:
     return factor
 
 
+def bucket_argument(value: str) -> float:
+    """``parse_bucket`` for an option parser (argparse, pytest's addoption): its error is a usage error."""
+    import argparse
+
+    try:
+        return parse_bucket(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def worst_errors(outcome: Outcome | None) -> dict[str, ProgramError]:
     """Return program -> its error record (the worst one where a program is listed twice)."""
     out: dict[str, ProgramError] = {}
