@@ -96,3 +96,28 @@ def test_rescued():
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["rescued by backed_size_oblivious (verified*",
                                  "  @pytest.mark.exportable(..., export_config={'backed_size_oblivious': True})"])
+
+
+class _HangsOffTheExample(torch.nn.Module):
+    """Narrows the declared batch [2, 16] to [2, 8]; eager hangs, by construction, at any batch but 4."""
+
+    def forward(self, x):
+        if x.shape[0] > 8:
+            return x * 3
+        exporting = getattr(torch.compiler, "is_exporting", torch.compiler.is_compiling)()  # 2.6: is_compiling
+        if not exporting and x.shape[0] != 4:
+            import time
+
+            time.sleep(3600)
+        return x * 2
+
+
+def test_the_fix_and_the_rescue_share_one_time_limit() -> None:
+    # The fix's re-check draws batches inside [2, 8] and hangs: it spends the case's whole limit, and the
+    # rescue is not tried (each step had a limit of its own: a failing zoo row cost several limits).
+    outcome = exportcore.check(_HangsOffTheExample(), (torch.randn(4, 3),),
+                               dynamic_shapes={"x": {0: Dim("b", min=2, max=16)}}, mode="non_strict", timeout=15)
+    assert (outcome.status, outcome.failure.stage) == ("failed", "constraints")
+    explanation = outcome.explanation
+    assert "fix" in explanation.timings and "rescue" not in explanation.timings, explanation.timings
+    assert "rescue: not tried, the case's time limit (15 s) was spent" in explanation.notes, explanation.notes

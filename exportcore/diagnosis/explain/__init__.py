@@ -46,19 +46,22 @@ def explain(run: Run, depth: str, recheck: Recheck, timeout: float | None = None
     from exportcore.sandbox.warning_filters import torch_warnings
 
     diagnose(run)
+    # One budget for every step, the case's time limit: a rescue whose re-checks each run to the limit
+    # (an option that makes one capture's symbolic reasoning explode) cost a zoo row many limits.
+    budget = _Budget(timeout)
     with torch_warnings():  # re-exports and draft_export are torch's work too: -W error must not break them
         if wants_fix(run):
-            _step(explanation, "fix", timeout, lambda: _set_fix(explanation, corrected_spec(run, recheck)))
+            _step(explanation, "fix", budget, lambda: _set_fix(explanation, corrected_spec(run, recheck)))
         from exportcore.diagnosis.explain.rescue import option_rescue, wants_rescue
 
         if wants_rescue(run):
-            _step(explanation, "rescue", timeout, lambda: _set_rescue(explanation, option_rescue(run, recheck)))
+            _step(explanation, "rescue", budget, lambda: _set_rescue(explanation, option_rescue(run, recheck)))
         if depth == "full":
             failure = run.outcome.failure
             if failure.stage in _LOCAL_STAGES and failure.category != "torch.dynamic-shape":
-                _step(explanation, "submodules", timeout, lambda: _submodules(run, explanation, failure.category))
+                _step(explanation, "submodules", budget, lambda: _submodules(run, explanation, failure.category))
             if failure.stage in ("capture", "constraints"):
-                _step(explanation, "draft", timeout, lambda: _draft(run, explanation))
+                _step(explanation, "draft", budget, lambda: _draft(run, explanation))
     empty = not (explanation.fix or explanation.rescue or explanation.submodules or explanation.issues
                  or explanation.notes)
     return None if empty else explanation
@@ -91,15 +94,30 @@ def _draft(run: Run, explanation: Explanation) -> None:
     explanation.notes += notes
 
 
-def _step(explanation: Explanation, name: str, timeout: float | None, work: Callable[[], None]) -> None:
+class _Budget:
+    """The seconds an explanation may still spend: the case's time limit, shared by its steps (None: no limit)."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.timeout = timeout
+        self.end = None if timeout is None else time.monotonic() + timeout
+
+    def left(self) -> float | None:
+        return None if self.end is None else self.end - time.monotonic()
+
+
+def _step(explanation: Explanation, name: str, budget: _Budget, work: Callable[[], None]) -> None:
     from exportcore.sandbox.deadline import CaseTimeout, deadline
 
     start = time.perf_counter()
+    left = budget.left()
+    if left is not None and left <= 0.05:
+        explanation.notes.append(f"{name}: not tried, the case's time limit ({budget.timeout:g} s) was spent")
+        return
     try:
-        with deadline(timeout):
+        with deadline(left):
             work()
     except CaseTimeout:
-        explanation.notes.append(f"{name}: stopped at the case's time limit ({timeout:g} s)")
+        explanation.notes.append(f"{name}: stopped at the case's time limit ({budget.timeout:g} s)")
     except Exception as exc:  # noqa: BLE001 - an explanation must never cost the verdict
         last = traceback.extract_tb(exc.__traceback__)[-1:]
         where = f" at {last[0].filename}:{last[0].lineno}" if last else ""
