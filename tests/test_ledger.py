@@ -146,3 +146,15 @@ def test_a_case_a_stopped_run_was_in_keeps_its_last_records(tmp_path: Path) -> N
     header = json.loads((out / "torch-2.14.1.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert header["unfinished"] == ["tests/test_m.py::test_a"]
     assert header["reports"][0]["incomplete"].startswith("SIGTERM")
+
+
+def test_a_failing_row_says_when_no_size_option_applies_and_is_silent_only_where_a_rescue_was_not_recorded() -> None:
+    from pytest_export.ledger.rows import NOT_A_SIZE_FAILURE, row_of
+
+    decompose = make_record("zoo/hf/gpt2", "strict", "failed", stage="decompose", category="decomposition")
+    assert row_of(decompose, "2026-11-29").rescue == NOT_A_SIZE_FAILURE
+    # a size failure whose run recorded no rescue (a report from before the rescue): nothing invented
+    constraints = make_record("zoo/timm/test_resnet", "strict", "failed", stage="constraints",
+                              category="torch.dynamic-shape")
+    assert row_of(constraints, "2026-11-29").rescue == ""
+    assert row_of(make_record("zoo/timm/test_vit3", "strict", "passed"), "2026-11-29").rescue == ""

@@ -13,12 +13,15 @@ import json
 import shlex
 from dataclasses import asdict, dataclass, field, fields
 
+from exportcore.diagnosis.explain.rescue import rescue_applies
 from pytest_export.rendering.rescue import rescue_of, rescue_phrase
 from pytest_export.results.records import Record, failure_of
 
 __all__ = ["LedgerError", "LedgerRow", "repro_command", "row_of", "state_of"]
 
 ZOO = "zoo/"
+#: the rescue phrase of a failure no export option is about (exportcore.diagnosis.explain.rescue.rescue_applies)
+NOT_A_SIZE_FAILURE = "no size option applies"
 
 
 class LedgerError(ValueError):
@@ -42,7 +45,8 @@ class LedgerRow:
     export_s: float | None = None  # torch.export.export's own time (the capture stage)
     seconds: float | None = None  # the whole result's time
     inputs: str = ""  # the zoo's note on the inputs and dynamic dims it inferred
-    #: a failing result's option rescue: "rescued by X (verified)" or "no option rescues" ("" not tried)
+    #: a failing result's option rescue: "rescued by X (verified)", "no option rescues", NOT_A_SIZE_FAILURE
+    #: ("" where a size failure's run did not record one: it predates the rescue)
     rescue: str = ""
 
     @property
@@ -115,6 +119,8 @@ def row_of(record: Record, date: str) -> LedgerRow:
     rescue = rescue_of(outcome)
     if rescue is not None and row.stage:
         row.rescue = rescue_phrase(rescue, tried=False)
+    elif row.stage and not rescue_applies(row.stage, row.category):
+        row.rescue = NOT_A_SIZE_FAILURE  # a decomposition, a runtime, numerics: no export option is about it
     return row
 
 

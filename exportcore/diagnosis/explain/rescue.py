@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from exportcore.diagnosis.explain.context import FailedRun as Run
     from exportcore.diagnosis.explain.context import Recheck
 
-__all__ = ["OPTIONS", "option_rescue", "wants_rescue", "export_config"]
+__all__ = ["OPTIONS", "option_rescue", "wants_rescue", "rescue_applies", "export_config"]
 
 #: Options retried, in order, least restrictive first: a config flag only changes how torch reasons about sizes;
 #: deferred asserts move the guards torch cannot prove into the program, which checks them at run time.
@@ -49,8 +49,12 @@ def wants_rescue(run: Run) -> bool:
     """Whether an option could change the failure: a dynamic-shape failure at capture, constraints or guards."""
     failure = run.outcome.failure
     return (failure is not None and run.outcome.status == "failed" and run.dynamic_shapes is not None
-            and run.target is None and failure.stage in ("capture", "constraints", "guards")
-            and (failure.stage != "capture" or failure.category == "torch.dynamic-shape"))
+            and run.target is None and rescue_applies(failure.stage, failure.category))
+
+
+def rescue_applies(stage: str, category: str | None) -> bool:
+    """Whether a failure at ``stage`` of ``category`` is one the size options may change (else none is tried)."""
+    return stage in ("capture", "constraints", "guards") and (stage != "capture" or category == "torch.dynamic-shape")
 
 
 def option_rescue(run: Run, recheck: Recheck) -> OptionRescue | None:
