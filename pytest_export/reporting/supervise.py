@@ -78,13 +78,21 @@ def maybe_supervise(early_config: Any) -> None:
         capture.suspend_global_capture(in_=True)
     fd, listing = tempfile.mkstemp(prefix="pytest-export-journals-", suffix=".txt")
     os.close(fd)
-    pid = _fork() if _may_fork() else None
+    forking = _may_fork()
+    if forking and hasattr(signal, "sigtimedwait"):
+        # Blocked from before the fork: a `kill -INT` that reaches the supervisor before it waits stays
+        # pending for _wait_forwarding_interrupts, never lost to the handler set below.
+        signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
+    pid = _fork() if forking else None
     if pid == 0:  # the child: the session goes on here, from where the supervisor stood
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
         os.environ[ENV] = f"{os.getppid()}:fork:{listing}"
         if capture is not None:
             capture.resume_global_capture()
         return
     if pid is None:
+        if forking and hasattr(signal, "sigtimedwait"):  # the fork failed: a new process must not inherit the block
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
         env = {**os.environ, ENV: f"{os.getpid()}:command line:{listing}"}
         try:
             child = subprocess.Popen([sys.executable, *sys.orig_argv[1:]], env=env)

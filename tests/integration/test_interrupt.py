@@ -56,8 +56,10 @@ def test_sigint_to_the_visible_process_stops_the_run_with_reports(tmp_path: Path
         try:
             out, _ = proc.communicate(timeout=300)
         except subprocess.TimeoutExpired:
+            states = _signal_states(proc.pid)  # which process lost the SIGINT: blocked, ignored, pending
             os.killpg(proc.pid, signal.SIGKILL)
-            pytest.fail("the run went on 300 s after SIGINT; its output:\n" + proc.communicate()[0])
+            pytest.fail(f"the run went on 300 s after SIGINT; signal state {states}; its output:\n"
+                        + proc.communicate()[0])
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -67,3 +69,17 @@ def test_sigint_to_the_visible_process_stops_the_run_with_reports(tmp_path: Path
     report = json.loads((tmp_path / "r.json").read_text())
     assert [(r["test"].split("::")[-1], r["verdict"]) for r in report["records"]] == [
         ("test_a_first[non_strict]", "passed")]
+
+
+def _signal_states(pid: int) -> dict[str, list[str]]:
+    """The supervisor's and its children's signal masks from /proc: where a SIGINT went."""
+    found = {}
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    pids = [pid] + [int(p) for p in (children.read_text().split() if children.exists() else [])]
+    for each in pids:
+        try:
+            status = Path(f"/proc/{each}/status").read_text()
+        except OSError:
+            continue
+        found[str(each)] = [line for line in status.splitlines() if line.startswith(("State", "Sig", "ShdPnd"))]
+    return found
