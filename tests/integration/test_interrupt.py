@@ -46,7 +46,11 @@ def test_sigint_to_the_visible_process_stops_the_run_with_reports(tmp_path: Path
     env = session_env()  # not an xdist worker's: a session taking itself for one is never supervised
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--export-report=r.json"],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)  # no terminal, a group of its own: only our kill reaches it
+                            start_new_session=True,  # no terminal, a group of its own: only our kill reaches it
+                            # SIGINT as a terminal's foreground job has it: a suite run in the background
+                            # (`... &`, nohup, a CI runner) ignores SIGINT, every child inherits that, and an
+                            # interpreter started so never turns SIGINT into KeyboardInterrupt
+                            preexec_fn=_interruptible)
     try:
         end = time.monotonic() + 300
         while not (tmp_path / "waiting").exists():
@@ -69,6 +73,10 @@ def test_sigint_to_the_visible_process_stops_the_run_with_reports(tmp_path: Path
     report = json.loads((tmp_path / "r.json").read_text())
     assert [(r["test"].split("::")[-1], r["verdict"]) for r in report["records"]] == [
         ("test_a_first[non_strict]", "passed")]
+
+
+def _interruptible() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _signal_states(pid: int) -> dict[str, list[str]]:
