@@ -79,7 +79,8 @@ def maybe_supervise(early_config: Any) -> None:
     fd, listing = tempfile.mkstemp(prefix="pytest-export-journals-", suffix=".txt")
     os.close(fd)
     forking = _may_fork()
-    if forking and hasattr(signal, "sigtimedwait"):
+    blocking = forking and hasattr(signal, "sigtimedwait")
+    if blocking:
         # Blocked from before the fork: a `kill -INT` that reaches the supervisor before it waits stays
         # pending for _wait_forwarding_interrupts, never lost to the handler set below.
         signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
@@ -91,7 +92,7 @@ def maybe_supervise(early_config: Any) -> None:
             capture.resume_global_capture()
         return
     if pid is None:
-        if forking and hasattr(signal, "sigtimedwait"):  # the fork failed: a new process must not inherit the block
+        if blocking:  # the fork failed: a new process must not inherit the block
             signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
         env = {**os.environ, ENV: f"{os.getpid()}:command line:{listing}"}
         try:
